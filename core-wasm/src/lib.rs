@@ -1,0 +1,11 @@
+//! Pure package-editing logic of porch-variants.
+//!
+//! Everything here is free of I/O so that the same code runs natively (tests,
+//! benchmarks, the host controller) and inside the WebAssembly component.
+//!
+//! * [`yaml`] — a lossless YAML layer that parses and writes YAML exactly as
+//!   Go's `gopkg.in/yaml.v3` does under kyaml (comments, key order, scalar
+//!   styles), with an editing API modelled on kyaml's `RNode` and the kpt
+//!   function SDK's `KubeObject`.
+
+pub mod yaml;

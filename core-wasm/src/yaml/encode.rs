@@ -1,0 +1,244 @@
+//! Turns [`Node`] trees into emitter events (the `node` half of yaml.v3's
+//! `encode.go`), so that output matches yaml.v3's `Encoder` byte for byte.
+
+use super::emitter::{Emitter, EmitterOptions};
+use super::error::{Result, YamlError};
+use super::node::{Kind, Node, Style};
+use super::resolve::{long_tag, resolve, short_tag, BINARY_TAG, MAP_TAG, SEQ_TAG, STR_TAG};
+use super::token::{Event, EventStyle, EventType, MappingStyle, ScalarStyle, SequenceStyle};
+
+/// A stream encoder: one `yaml.Encoder` with its settings.
+pub(crate) struct Encoder {
+    emitter: Emitter,
+    started: bool,
+}
+
+impl Encoder {
+    /// An encoder writing with `options`.
+    pub(crate) fn new(options: EmitterOptions) -> Encoder {
+        Encoder {
+            emitter: Emitter::new(options),
+            started: false,
+        }
+    }
+
+    fn emit(&mut self, event: Event) -> Result<()> {
+        self.emitter.emit(event)
+    }
+
+    /// `Encoder.Encode(node)`: a document node is written as is, any other
+    /// node inside an implicit document.
+    pub(crate) fn encode(&mut self, node: &Node) -> Result<()> {
+        if !self.started {
+            self.emit(Event {
+                typ: EventType::StreamStart,
+                ..Event::default()
+            })?;
+            self.started = true;
+        }
+        if node.kind == Kind::Document {
+            self.node(node, "")
+        } else {
+            self.emit(document_start(&[]))?;
+            self.node(node, "")?;
+            self.emit(document_end(&[]))
+        }
+    }
+
+    /// `Encoder.Close()`: ends the stream and returns the text.
+    pub(crate) fn finish(mut self) -> Result<Vec<u8>> {
+        if self.started {
+            self.emitter.open_ended = false;
+            self.emit(Event {
+                typ: EventType::StreamEnd,
+                ..Event::default()
+            })?;
+        }
+        Ok(self.emitter.into_output())
+    }
+
+    fn node(&mut self, node: &Node, tail: &str) -> Result<()> {
+        // If the tag was not explicitly requested, and dropping it won't
+        // change the implicit tag of the value, don't include it.
+        let mut tag = node.tag.clone();
+        let stag = short_tag(&tag);
+        let mut force_quoting = false;
+        if !tag.is_empty() && !node.style.contains(Style::TAGGED) {
+            if node.kind == Kind::Scalar {
+                if stag == STR_TAG
+                    && node.style.intersects(
+                        Style::SINGLE_QUOTED
+                            | Style::DOUBLE_QUOTED
+                            | Style::LITERAL
+                            | Style::FOLDED,
+                    )
+                {
+                    tag.clear();
+                } else {
+                    let rtag = resolve("", &node.value);
+                    if rtag == stag {
+                        tag.clear();
+                    } else if stag == STR_TAG {
+                        tag.clear();
+                        force_quoting = true;
+                    }
+                }
+            } else {
+                let rtag = match node.kind {
+                    Kind::Mapping => MAP_TAG,
+                    Kind::Sequence => SEQ_TAG,
+                    _ => "",
+                };
+                if rtag == stag {
+                    tag.clear();
+                }
+            }
+        }
+
+        match node.kind {
+            Kind::Document => {
+                let mut ev = document_start(node.head_comment.as_bytes());
+                ev.implicit = true;
+                self.emit(ev)?;
+                for child in &node.content {
+                    self.node(child, "")?;
+                }
+                self.emit(document_end(node.foot_comment.as_bytes()))
+            }
+            Kind::Sequence => {
+                let style = if node.style.contains(Style::FLOW) {
+                    SequenceStyle::Flow
+                } else {
+                    SequenceStyle::Block
+                };
+                self.emit(Event {
+                    typ: EventType::SequenceStart,
+                    anchor: node.anchor.as_bytes().to_vec(),
+                    tag: long_tag(&tag).into_bytes(),
+                    implicit: tag.is_empty(),
+                    style: EventStyle::Sequence(style),
+                    head_comment: node.head_comment.as_bytes().to_vec(),
+                    ..Event::default()
+                })?;
+                for child in &node.content {
+                    self.node(child, "")?;
+                }
+                self.emit(Event {
+                    typ: EventType::SequenceEnd,
+                    line_comment: node.line_comment.as_bytes().to_vec(),
+                    foot_comment: node.foot_comment.as_bytes().to_vec(),
+                    ..Event::default()
+                })
+            }
+            Kind::Mapping => {
+                let style = if node.style.contains(Style::FLOW) {
+                    MappingStyle::Flow
+                } else {
+                    MappingStyle::Block
+                };
+                self.emit(Event {
+                    typ: EventType::MappingStart,
+                    anchor: node.anchor.as_bytes().to_vec(),
+                    tag: long_tag(&tag).into_bytes(),
+                    implicit: tag.is_empty(),
+                    style: EventStyle::Mapping(style),
+                    tail_comment: tail.as_bytes().to_vec(),
+                    head_comment: node.head_comment.as_bytes().to_vec(),
+                    ..Event::default()
+                })?;
+                // The foot comment of a key is written after its value, as
+                // the tail of the next key (or of the mapping end).
+                let mut tail = String::new();
+                for pair in node.content.chunks(2) {
+                    let key = &pair[0];
+                    let foot = key.foot_comment.clone();
+                    if foot.is_empty() {
+                        self.node(key, &tail)?;
+                    } else {
+                        let mut copy = key.clone();
+                        copy.foot_comment.clear();
+                        self.node(&copy, &tail)?;
+                    }
+                    tail = foot;
+                    if let Some(value) = pair.get(1) {
+                        self.node(value, "")?;
+                    }
+                }
+                self.emit(Event {
+                    typ: EventType::MappingEnd,
+                    tail_comment: tail.into_bytes(),
+                    line_comment: node.line_comment.as_bytes().to_vec(),
+                    foot_comment: node.foot_comment.as_bytes().to_vec(),
+                    ..Event::default()
+                })
+            }
+            Kind::Alias => self.emit(Event {
+                typ: EventType::Alias,
+                anchor: node.value.as_bytes().to_vec(),
+                head_comment: node.head_comment.as_bytes().to_vec(),
+                line_comment: node.line_comment.as_bytes().to_vec(),
+                foot_comment: node.foot_comment.as_bytes().to_vec(),
+                ..Event::default()
+            }),
+            Kind::Scalar => {
+                if stag == BINARY_TAG && node.value.contains(['\u{0}']) {
+                    return Err(YamlError::edit(
+                        "explicitly tagged !!binary data must be base64-encoded",
+                    ));
+                }
+                let style = if node.style.contains(Style::DOUBLE_QUOTED) {
+                    ScalarStyle::DoubleQuoted
+                } else if node.style.contains(Style::SINGLE_QUOTED) {
+                    ScalarStyle::SingleQuoted
+                } else if node.style.contains(Style::LITERAL) {
+                    ScalarStyle::Literal
+                } else if node.style.contains(Style::FOLDED) {
+                    ScalarStyle::Folded
+                } else if node.value.contains('\n') {
+                    ScalarStyle::Literal
+                } else if force_quoting {
+                    ScalarStyle::DoubleQuoted
+                } else {
+                    ScalarStyle::Plain
+                };
+                let implicit = tag.is_empty();
+                self.emit(Event {
+                    typ: EventType::Scalar,
+                    anchor: node.anchor.as_bytes().to_vec(),
+                    tag: if implicit {
+                        Vec::new()
+                    } else {
+                        long_tag(&tag).into_bytes()
+                    },
+                    value: node.value.as_bytes().to_vec(),
+                    implicit,
+                    quoted_implicit: implicit,
+                    style: EventStyle::Scalar(style),
+                    head_comment: node.head_comment.as_bytes().to_vec(),
+                    line_comment: node.line_comment.as_bytes().to_vec(),
+                    foot_comment: node.foot_comment.as_bytes().to_vec(),
+                    tail_comment: tail.as_bytes().to_vec(),
+                    ..Event::default()
+                })
+            }
+        }
+    }
+}
+
+fn document_start(head_comment: &[u8]) -> Event {
+    Event {
+        typ: EventType::DocumentStart,
+        implicit: true,
+        head_comment: head_comment.to_vec(),
+        ..Event::default()
+    }
+}
+
+fn document_end(foot_comment: &[u8]) -> Event {
+    Event {
+        typ: EventType::DocumentEnd,
+        implicit: true,
+        foot_comment: foot_comment.to_vec(),
+        ..Event::default()
+    }
+}

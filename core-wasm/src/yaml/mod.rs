@@ -1,0 +1,97 @@
+//! A lossless YAML layer that reads and writes YAML exactly as Go's
+//! `gopkg.in/yaml.v3` does under kyaml (`sigs.k8s.io/kustomize/kyaml`), which
+//! is what kpt and Porch use for every package edit.
+//!
+//! No Rust crate reproduces yaml.v3's comment attachment and output style
+//! byte for byte, so the scanner, parser and emitter here are a port of
+//! yaml.v3's (itself a port of libyaml), including kyaml's compact sequence
+//! indentation. The node tree mirrors `yaml.Node`; the editing API mirrors the
+//! parts of kyaml's `RNode` and the kpt function SDK's `KubeObject` that
+//! Porch's controllers use.
+
+mod chars;
+mod compose;
+mod edit;
+mod emitter;
+mod encode;
+pub(crate) mod error;
+mod json;
+mod node;
+mod order;
+mod parser;
+mod parser_state;
+mod resolve;
+mod scanner;
+pub(crate) mod token;
+
+pub use compose::MAX_DEPTH;
+pub use edit::deep_copy_formatting;
+pub use error::{ErrorKind, Result, YamlError};
+pub use json::{from_json, string_node, to_json, MAX_EXPANDED_NODES};
+pub use node::{Kind, Node, Style};
+pub use order::{compare_keys, field_order};
+
+use emitter::EmitterOptions;
+
+/// How to write YAML.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    /// kyaml's encoder (what kpt and Porch write): indent 2, sequences
+    /// compact (`- ` at the parent key's column).
+    #[default]
+    Kyaml,
+    /// yaml.v3's default encoder: indent 4, sequences indented.
+    YamlV3,
+}
+
+impl Format {
+    fn options(self) -> EmitterOptions {
+        match self {
+            Format::Kyaml => EmitterOptions::kyaml(),
+            Format::YamlV3 => EmitterOptions::yaml_v3(),
+        }
+    }
+}
+
+/// Parses every document of a YAML stream (a `yaml.Decoder` loop), each as a
+/// [`Kind::Document`] node.
+pub fn parse_stream(input: &str) -> Result<Vec<Node>> {
+    let mut composer = compose::Composer::new(input)?;
+    let mut docs = Vec::new();
+    while let Some(doc) = composer.next_document()? {
+        docs.push(doc);
+    }
+    Ok(docs)
+}
+
+/// Parses the first document of `input` (an empty input gives a document
+/// holding a null scalar, as `yaml.Unmarshal` sees it).
+pub fn parse_document(input: &str) -> Result<Node> {
+    let text = if input.is_empty() { "\n" } else { input };
+    let mut composer = compose::Composer::new(text)?;
+    match composer.next_document()? {
+        Some(doc) => Ok(doc),
+        None => Ok(Node::new_document(Node::new_null())),
+    }
+}
+
+/// Writes documents (or bare nodes) as one stream, separated by `---`, the
+/// way one `yaml.Encoder` writes successive `Encode` calls.
+pub fn emit_stream(nodes: &[Node], format: Format) -> Result<String> {
+    let mut encoder = encode::Encoder::new(format.options());
+    for node in nodes {
+        encoder.encode(node)?;
+    }
+    let bytes = encoder.finish()?;
+    String::from_utf8(bytes).map_err(|_| YamlError::edit("emitter produced invalid UTF-8"))
+}
+
+/// kyaml's `String(node)`: one node (a document or any node) as text.
+pub fn to_string(node: &Node) -> Result<String> {
+    emit_stream(std::slice::from_ref(node), Format::Kyaml)
+}
+
+/// Parses `input` and writes it back as kyaml would (`kpt fn` formatting).
+pub fn reformat(input: &str) -> Result<String> {
+    emit_stream(&parse_stream(input)?, Format::Kyaml)
+}
