@@ -201,13 +201,13 @@ impl Composer {
         Ok(())
     }
 
-    /// `parser.node`: a node from the current event.
-    fn node(&self, kind: Kind, default_tag: &str, tag: &str, value: String) -> Node {
-        let ev = self.current();
+    /// `parser.node`: a node from an event taken off the stream; tag,
+    /// anchor and comments move from the event into the node.
+    fn node(&mut self, kind: Kind, default_tag: &str, ev: Event, value: String) -> Node {
         let mut style = Style::plain();
-        let tag = if !tag.is_empty() && tag != "!" {
+        let tag = if !ev.tag.is_empty() && ev.tag != b"!" {
             style = Style::TAGGED;
-            short_tag(tag)
+            short_tag(&into_string(ev.tag))
         } else if !default_tag.is_empty() {
             default_tag.to_string()
         } else if kind == Kind::Scalar {
@@ -215,31 +215,32 @@ impl Composer {
         } else {
             String::new()
         };
+        let anchor = into_string(ev.anchor);
+        if !anchor.is_empty() && kind != Kind::Alias {
+            self.anchors.insert(anchor.clone());
+        }
         Node {
             kind,
             style,
             tag,
             value,
-            anchor: String::new(),
+            anchor: if kind == Kind::Alias {
+                String::new()
+            } else {
+                anchor
+            },
             content: Vec::new(),
-            head_comment: lossless(&ev.head_comment),
-            line_comment: lossless(&ev.line_comment),
-            foot_comment: lossless(&ev.foot_comment),
+            head_comment: into_string(ev.head_comment),
+            line_comment: into_string(ev.line_comment),
+            foot_comment: into_string(ev.foot_comment),
             line: ev.start_mark.line + 1,
             column: ev.start_mark.column + 1,
         }
     }
 
-    fn set_anchor(&mut self, n: &mut Node, anchor: &[u8]) {
-        if !anchor.is_empty() {
-            n.anchor = lossless(anchor);
-            self.anchors.insert(n.anchor.clone());
-        }
-    }
-
     fn document(&mut self) -> Result<Node> {
-        let mut n = self.node(Kind::Document, "", "", String::new());
-        self.expect(EventType::DocumentStart)?;
+        let ev = self.expect(EventType::DocumentStart)?;
+        let mut n = self.node(Kind::Document, "", ev, String::new());
         let child = self.parse()?;
         n.content.push(child);
         if self.peek()? == EventType::DocumentEnd {
@@ -252,21 +253,20 @@ impl Composer {
     }
 
     fn alias(&mut self) -> Result<Node> {
-        let name = lossless(&self.current().anchor);
-        let n = self.node(Kind::Alias, "", "", name);
-        if !self.anchors.contains(&n.value) {
+        let mut ev = self.expect(EventType::Alias)?;
+        let name = into_string(std::mem::take(&mut ev.anchor));
+        if !self.anchors.contains(&name) {
             return Err(YamlError::new(
                 ErrorKind::Composer,
-                format!("unknown anchor '{}' referenced", n.value),
-                Default::default(),
+                format!("unknown anchor '{name}' referenced"),
+                Mark::default(),
             ));
         }
-        self.expect(EventType::Alias)?;
-        Ok(n)
+        Ok(self.node(Kind::Alias, "", ev, name))
     }
 
     fn scalar(&mut self) -> Result<Node> {
-        let ev = self.current();
+        let mut ev = self.expect(EventType::Scalar)?;
         let node_style = match ev.scalar_style() {
             ScalarStyle::DoubleQuoted => Style::DOUBLE_QUOTED,
             ScalarStyle::SingleQuoted => Style::SINGLE_QUOTED,
@@ -274,9 +274,7 @@ impl Composer {
             ScalarStyle::Folded => Style::FOLDED,
             _ => Style::plain(),
         };
-        let value = lossless(&ev.value);
-        let tag = lossless(&ev.tag);
-        let anchor = ev.anchor.clone();
+        let value = into_string(std::mem::take(&mut ev.value));
         let default_tag = if node_style.is_plain() {
             if value == "<<" {
                 MERGE_TAG
@@ -286,38 +284,28 @@ impl Composer {
         } else {
             STR_TAG
         };
-        let mut n = self.node(Kind::Scalar, default_tag, &tag, value);
+        let mut n = self.node(Kind::Scalar, default_tag, ev, value);
         n.style |= node_style;
-        self.set_anchor(&mut n, &anchor);
-        self.expect(EventType::Scalar)?;
         Ok(n)
     }
 
     fn sequence_start(&mut self) -> Result<Node> {
-        let ev = self.current();
-        let tag = lossless(&ev.tag);
+        let ev = self.expect(EventType::SequenceStart)?;
         let flow = ev.sequence_style() == SequenceStyle::Flow;
-        let anchor = ev.anchor.clone();
-        let mut n = self.node(Kind::Sequence, SEQ_TAG, &tag, String::new());
+        let mut n = self.node(Kind::Sequence, SEQ_TAG, ev, String::new());
         if flow {
             n.style |= Style::FLOW;
         }
-        self.set_anchor(&mut n, &anchor);
-        self.expect(EventType::SequenceStart)?;
         Ok(n)
     }
 
     fn mapping_start(&mut self) -> Result<(Node, bool)> {
-        let ev = self.current();
-        let tag = lossless(&ev.tag);
+        let ev = self.expect(EventType::MappingStart)?;
         let block = ev.mapping_style() != MappingStyle::Flow;
-        let anchor = ev.anchor.clone();
-        let mut n = self.node(Kind::Mapping, MAP_TAG, &tag, String::new());
+        let mut n = self.node(Kind::Mapping, MAP_TAG, ev, String::new());
         if !block {
             n.style |= Style::FLOW;
         }
-        self.set_anchor(&mut n, &anchor);
-        self.expect(EventType::MappingStart)?;
         Ok((n, block))
     }
 }
@@ -341,6 +329,12 @@ fn unbalanced() -> YamlError {
         "internal error: unbalanced collections",
         Mark::default(),
     )
+}
+
+/// Moves event bytes into a `String` without copying when they are UTF-8
+/// (always, in practice: see [`lossless`]).
+fn into_string(b: Vec<u8>) -> String {
+    String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// Event text is UTF-8 (the input is `&str` and the scanner only cuts at
