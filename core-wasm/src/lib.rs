@@ -8,4 +8,7 @@
 //!   styles), with an editing API modelled on kyaml's `RNode` and the kpt
 //!   function SDK's `KubeObject`.
 
+pub mod api;
+pub mod variant;
+pub mod variantset;
 pub mod yaml;

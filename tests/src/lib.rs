@@ -1,7 +1,10 @@
 //! Helpers shared by the cross-crate tests: locating the upstream Porch
-//! conformance cases that live beside the repository.
+//! conformance cases that live beside the repository, and the conformance
+//! runner's adapters.
 
 use std::path::PathBuf;
+
+pub mod conformance;
 
 /// The upstream conformance folder (`../shared/conformance/porch-upstream`
 /// from the repository root), or `None` when it is absent.

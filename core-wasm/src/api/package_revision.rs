@@ -1,0 +1,466 @@
+//! PackageRevision and PackageRevisionResources `porch.kpt.dev/v1alpha1`
+//! (Porch's aggregated API), and the `porch.kpt.dev/v1alpha2` PackageRevision
+//! CRD.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::meta::ObjectMeta;
+use super::resource_list::FunctionResultList;
+
+/// API version of the aggregated PackageRevision types.
+pub const API_VERSION: &str = "porch.kpt.dev/v1alpha1";
+/// Label Porch keeps on the highest published revision of a package.
+pub const LATEST_REVISION_LABEL: &str = "kpt.dev/latest-revision";
+
+/// A PackageRevision `porch.kpt.dev/v1alpha1`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PackageRevision {
+    /// `porch.kpt.dev/v1alpha1`.
+    #[serde(default)]
+    pub api_version: String,
+    /// `PackageRevision`.
+    #[serde(default)]
+    pub kind: String,
+    /// Metadata.
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    /// Desired state.
+    #[serde(default)]
+    pub spec: PackageRevisionSpec,
+    /// Observed state.
+    #[serde(default)]
+    pub status: PackageRevisionStatus,
+}
+
+/// Lifecycle of a PackageRevision.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Lifecycle {
+    /// Not set (the server defaults it to Draft).
+    #[default]
+    #[serde(rename = "")]
+    Unset,
+    /// Being edited.
+    Draft,
+    /// Waiting for approval.
+    Proposed,
+    /// Released; immutable.
+    Published,
+    /// Published and waiting for approval of its deletion.
+    DeletionProposed,
+}
+
+impl Lifecycle {
+    /// `LifecycleIsPublished`: Published or DeletionProposed.
+    pub fn is_published(self) -> bool {
+        matches!(self, Lifecycle::Published | Lifecycle::DeletionProposed)
+    }
+}
+
+/// `spec` of a PackageRevision.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PackageRevisionSpec {
+    /// Package name (its path in the repository).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub package_name: String,
+    /// Repository name.
+    #[serde(
+        default,
+        rename = "repository",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub repository: String,
+    /// Workspace name, unique per package.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub workspace_name: String,
+    /// Revision number: 0 for drafts, -1 for the branch placeholder.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub revision: i64,
+    /// Deprecated parent reference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<NameRef>,
+    /// Lifecycle.
+    #[serde(default, skip_serializing_if = "is_unset")]
+    pub lifecycle: Lifecycle,
+    /// How the revision was made (one task).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tasks: Vec<Task>,
+    /// Conditions that must be true before proposal.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub readiness_gates: Vec<ReadinessGate>,
+    /// Kptfile metadata surfaced on the revision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package_metadata: Option<PackageMetadata>,
+}
+
+fn is_zero(v: &i64) -> bool {
+    *v == 0
+}
+
+fn is_unset(l: &Lifecycle) -> bool {
+    *l == Lifecycle::Unset
+}
+
+/// A reference by name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NameRef {
+    /// The referenced object's name.
+    #[serde(default)]
+    pub name: String,
+}
+
+/// `spec.readinessGates[]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReadinessGate {
+    /// Condition type that must be True.
+    pub condition_type: String,
+}
+
+/// `spec.packageMetadata`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageMetadata {
+    /// Labels.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    /// Annotations.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: BTreeMap<String, String>,
+}
+
+/// `spec.tasks[]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Task {
+    /// `init`, `clone`, `edit`, `upgrade`, `render`, `push`.
+    #[serde(rename = "type", default)]
+    pub type_: String,
+    /// Init parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init: Option<serde_json::Value>,
+    /// Clone parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clone: Option<CloneTask>,
+    /// Edit parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edit: Option<EditTask>,
+    /// Upgrade parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upgrade: Option<UpgradeTask>,
+}
+
+/// `tasks[].clone`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CloneTask {
+    /// The upstream (`clone.upstreamRef.upstreamRef.name` for a PackageRevision).
+    #[serde(default)]
+    pub upstream_ref: UpstreamPackage,
+}
+
+/// `UpstreamPackage`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpstreamPackage {
+    /// `git` or `oci`.
+    #[serde(rename = "type", default, skip_serializing_if = "String::is_empty")]
+    pub type_: String,
+    /// A Git upstream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git: Option<serde_json::Value>,
+    /// An OCI upstream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oci: Option<serde_json::Value>,
+    /// A PackageRevision upstream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream_ref: Option<NameRef>,
+}
+
+/// `tasks[].edit`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EditTask {
+    /// The revision to copy.
+    #[serde(default)]
+    pub source_ref: NameRef,
+}
+
+/// `tasks[].upgrade`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpgradeTask {
+    /// The upstream revision the local package was made from.
+    #[serde(default)]
+    pub old_upstream_ref: NameRef,
+    /// The upstream revision to move to.
+    #[serde(default)]
+    pub new_upstream_ref: NameRef,
+    /// The local package revision.
+    #[serde(default)]
+    pub local_package_revision_ref: NameRef,
+    /// `resource-merge`, `fast-forward`, `force-delete-replace`, `copy-merge`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub strategy: String,
+}
+
+/// `status` of a PackageRevision.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PackageRevisionStatus {
+    /// Where the upstream content came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream_lock: Option<Locator>,
+    /// Where this revision lives.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub self_lock: Option<Locator>,
+    /// Who published it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub published_by: String,
+    /// When it was published.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub publish_timestamp: Option<String>,
+    /// Whether it is a deployment package.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deployment: bool,
+    /// Conditions mirrored from the Kptfile.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<PackageCondition>,
+}
+
+/// A condition of the package (from the Kptfile's `status.conditions`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageCondition {
+    /// Condition type.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// `True`, `False`, `Unknown`.
+    pub status: String,
+    /// Reason.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    /// Message.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+}
+
+/// `Locator`: a Git location.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Locator {
+    /// `git`.
+    #[serde(rename = "type", default, skip_serializing_if = "String::is_empty")]
+    pub type_: String,
+    /// The Git lock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git: Option<GitLock>,
+}
+
+/// `Locator.git`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitLock {
+    /// Repository URL or name.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub repo: String,
+    /// Directory in the repository.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub directory: String,
+    /// Ref (`pkg/v1`, `drafts/pkg/ws`, `main`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub r#ref: String,
+    /// Commit.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub commit: String,
+}
+
+/// PackageRevisionResources `porch.kpt.dev/v1alpha1`: a revision's files.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PackageRevisionResources {
+    /// `porch.kpt.dev/v1alpha1`.
+    #[serde(default)]
+    pub api_version: String,
+    /// `PackageRevisionResources`.
+    #[serde(default)]
+    pub kind: String,
+    /// Metadata (same name as the PackageRevision).
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    /// Files.
+    #[serde(default)]
+    pub spec: PackageRevisionResourcesSpec,
+    /// Render result.
+    #[serde(default)]
+    pub status: PackageRevisionResourcesStatus,
+}
+
+/// `spec` of PackageRevisionResources.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PackageRevisionResourcesSpec {
+    /// Package name.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub package_name: String,
+    /// Workspace name.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub workspace_name: String,
+    /// Revision number.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub revision: i64,
+    /// Repository.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub repository: String,
+    /// File name → content. `None` when the server sent no map.
+    #[serde(default)]
+    pub resources: Option<BTreeMap<String, String>>,
+}
+
+/// `status` of PackageRevisionResources.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PackageRevisionResourcesStatus {
+    /// The last render.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub render_status: Option<RenderStatus>,
+}
+
+/// `RenderStatus`: the result of rendering a package.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RenderStatus {
+    /// Function results.
+    #[serde(default)]
+    pub result: FunctionResultList,
+    /// Error text (always written, as upstream's JSON has no omitempty).
+    #[serde(default)]
+    pub error: String,
+}
+
+/// The `porch.kpt.dev/v1alpha2` PackageRevision CRD (not used by the
+/// variant controllers yet; typed for the store and the CRD drift check).
+pub mod v1alpha2 {
+    use serde::{Deserialize, Serialize};
+
+    use super::{Lifecycle, Locator, NameRef, PackageMetadata, ReadinessGate};
+    use crate::api::meta::{Condition, ObjectMeta};
+
+    /// A PackageRevision `porch.kpt.dev/v1alpha2`.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct PackageRevision {
+        /// `porch.kpt.dev/v1alpha2`.
+        #[serde(default)]
+        pub api_version: String,
+        /// `PackageRevision`.
+        #[serde(default)]
+        pub kind: String,
+        /// Metadata.
+        #[serde(default)]
+        pub metadata: ObjectMeta,
+        /// Desired state.
+        #[serde(default)]
+        pub spec: Spec,
+        /// Observed state.
+        #[serde(default)]
+        pub status: Status,
+    }
+
+    /// `spec`.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Spec {
+        /// Package name.
+        #[serde(default)]
+        pub package_name: String,
+        /// Repository.
+        #[serde(default)]
+        pub repository: String,
+        /// Workspace.
+        #[serde(default)]
+        pub workspace_name: String,
+        /// Lifecycle.
+        #[serde(default)]
+        pub lifecycle: Lifecycle,
+        /// Where the content comes from (exactly one field set).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub source: Option<Source>,
+        /// Readiness gates.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub readiness_gates: Vec<ReadinessGate>,
+        /// Kptfile metadata.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub package_metadata: Option<PackageMetadata>,
+    }
+
+    /// `spec.source`.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Source {
+        /// A new package.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub init: Option<serde_json::Value>,
+        /// Clone of an upstream.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub clone_from: Option<serde_json::Value>,
+        /// Copy of another revision.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub copy_from: Option<NameRef>,
+        /// Upgrade of a revision.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub upgrade: Option<Upgrade>,
+    }
+
+    /// `spec.source.upgrade`.
+    #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Upgrade {
+        /// Old upstream.
+        #[serde(default)]
+        pub old_upstream: NameRef,
+        /// New upstream.
+        #[serde(default)]
+        pub new_upstream: NameRef,
+        /// The local revision.
+        #[serde(default)]
+        pub current_package: NameRef,
+        /// Merge strategy.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        pub strategy: String,
+    }
+
+    /// `status`.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Status {
+        /// Generation observed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub observed_generation: Option<i64>,
+        /// Revision number (moved from spec).
+        #[serde(default)]
+        pub revision: i64,
+        /// Upstream lock.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub upstream_lock: Option<Locator>,
+        /// Self lock.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub self_lock: Option<Locator>,
+        /// Publisher.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        pub published_by: String,
+        /// Publish time.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub published_at: Option<String>,
+        /// Deployment package.
+        #[serde(default)]
+        pub deployment: bool,
+        /// How it was created.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        pub creation_source: String,
+        /// Kptfile conditions.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub package_conditions: Vec<super::PackageCondition>,
+        /// Ready / Rendered.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub conditions: Vec<Condition>,
+    }
+}

@@ -1,0 +1,1 @@
+//! PackageVariant validate.

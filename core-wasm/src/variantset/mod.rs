@@ -1,0 +1,2 @@
+//! PackageVariantSet rendering: validation, target unrolling, CEL
+//! templates, PackageVariant names and the sync plan.
