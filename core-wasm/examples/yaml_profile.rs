@@ -1,0 +1,25 @@
+//! Parses (and optionally emits) a generated package in a loop, for
+//! profiling: `cargo run --release --example yaml_profile -- parse|emit|both N`.
+
+use pv_core::yaml;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let mode = args.get(1).map_or("both", String::as_str);
+    let iterations: usize = args.get(2).and_then(|n| n.parse().ok()).unwrap_or(20);
+    let input = std::fs::read_to_string(
+        args.get(3).map_or("/tmp/pkg.yaml", String::as_str),
+    )
+    .expect("input file");
+    let docs = yaml::parse_stream(&input).expect("parses");
+    let start = std::time::Instant::now();
+    for _ in 0..iterations {
+        match mode {
+            "parse" => drop(yaml::parse_stream(&input).expect("parses")),
+            "emit" => drop(yaml::emit_stream(&docs, yaml::Format::Kyaml).expect("emits")),
+            _ => drop(yaml::reformat(&input).expect("round-trips")),
+        }
+    }
+    let per = start.elapsed() / u32::try_from(iterations).unwrap_or(1);
+    println!("{mode}: {per:?} per iteration, {} bytes", input.len());
+}
