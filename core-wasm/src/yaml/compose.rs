@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use super::error::{ErrorKind, Result, YamlError};
 use super::node::{Kind, Node, Style};
 use super::parser_state::Parser;
-use super::resolve::{resolve, short_tag, MAP_TAG, MERGE_TAG, SEQ_TAG, STR_TAG};
+use super::resolve::{resolve_plain, short_tag, MAP_TAG, MERGE_TAG, SEQ_TAG, STR_TAG};
 use super::token::{Event, EventType, MappingStyle, Mark, ScalarStyle, SequenceStyle};
 
 /// Deepest collection nesting accepted. Real Kubernetes objects stay far
@@ -211,7 +211,7 @@ impl Composer {
         } else if !default_tag.is_empty() {
             default_tag.to_string()
         } else if kind == Kind::Scalar {
-            resolve("", &value)
+            resolve_plain(&value).to_string()
         } else {
             String::new()
         };

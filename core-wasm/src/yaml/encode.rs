@@ -4,7 +4,7 @@
 use super::emitter::{Emitter, EmitterOptions};
 use super::error::{Result, YamlError};
 use super::node::{Kind, Node, Style};
-use super::resolve::{long_tag, resolve, short_tag, BINARY_TAG, MAP_TAG, SEQ_TAG, STR_TAG};
+use super::resolve::{long_tag, resolve_plain, short_tag, BINARY_TAG, MAP_TAG, SEQ_TAG, STR_TAG};
 use super::token::{Event, EventStyle, EventType, MappingStyle, ScalarStyle, SequenceStyle};
 
 /// A stream encoder: one `yaml.Encoder` with its settings.
@@ -75,7 +75,7 @@ impl Encoder {
                 {
                     tag.clear();
                 } else {
-                    let rtag = resolve("", &node.value);
+                    let rtag = resolve_plain(&node.value);
                     if rtag == stag {
                         tag.clear();
                     } else if stag == STR_TAG {

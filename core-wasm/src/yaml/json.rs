@@ -17,7 +17,7 @@ use super::error::{Result, YamlError};
 use super::node::{Kind, Node, Style};
 use super::order::compare_keys;
 use super::resolve::{
-    resolve, BOOL_TAG, FLOAT_TAG, INT_TAG, MAP_TAG, MERGE_TAG, NULL_TAG, STR_TAG,
+    resolve, resolve_plain, BOOL_TAG, FLOAT_TAG, INT_TAG, MAP_TAG, MERGE_TAG, NULL_TAG, STR_TAG,
 };
 
 /// Most nodes an alias expansion may produce for one conversion: stops
@@ -223,7 +223,7 @@ pub fn string_node(s: &str) -> Node {
     let mut n = Node::new_scalar(STR_TAG, s);
     if s.contains('\n') {
         n.style = Style::LITERAL;
-    } else if resolve("", s) != STR_TAG || is_base60_float(s) || is_old_bool(s) {
+    } else if resolve_plain(s) != STR_TAG || is_base60_float(s) || is_old_bool(s) {
         n.style = Style::DOUBLE_QUOTED;
     }
     n
@@ -235,7 +235,7 @@ pub fn string_node(s: &str) -> Node {
 fn number_node(n: &Number) -> Node {
     let f = n.as_f64().unwrap_or(0.0);
     let text = go_format_float(f);
-    let tag = if resolve("", &text) == INT_TAG {
+    let tag = if resolve_plain(&text) == INT_TAG {
         INT_TAG
     } else {
         FLOAT_TAG

@@ -95,3 +95,34 @@ pub fn to_string(node: &Node) -> Result<String> {
 pub fn reformat(input: &str) -> Result<String> {
     emit_stream(&parse_stream(input)?, Format::Kyaml)
 }
+
+#[doc(hidden)]
+/// Profiling aid: scans only (tokens), or parses only (events).
+pub fn __profile_stage(input: &str, events: bool) -> usize {
+    let Ok(mut p) = parser_state::Parser::new(input) else {
+        return 0;
+    };
+    let mut n = 0;
+    if events {
+        while let Ok(ev) = p.parse() {
+            if ev.typ == token::EventType::StreamEnd || ev.typ == token::EventType::NoEvent {
+                break;
+            }
+            n += 1;
+        }
+    } else {
+        loop {
+            if p.fetch_more_tokens().is_err() {
+                break;
+            }
+            let Some(t) = p.tokens.pop_front() else { break };
+            p.tokens_parsed += 1;
+            p.token_available = false;
+            n += 1;
+            if t.typ == token::TokenType::StreamEnd {
+                break;
+            }
+        }
+    }
+    n
+}

@@ -52,6 +52,11 @@ pub(crate) fn resolve(tag: &str, value: &str) -> String {
     resolve_implicit(&tag, value).to_string()
 }
 
+/// [`resolve`] for an untagged plain scalar, without allocating.
+pub(crate) fn resolve_plain(value: &str) -> &'static str {
+    resolve_implicit("", value)
+}
+
 fn resolve_implicit(tag: &str, value: &str) -> &'static str {
     let hint = match value.as_bytes().first() {
         None => b'N',
@@ -71,11 +76,17 @@ fn resolve_implicit(tag: &str, value: &str) -> &'static str {
                 if (tag.is_empty() || tag == TIMESTAMP_TAG) && is_timestamp(value) {
                     return TIMESTAMP_TAG;
                 }
-                let plain: String = value.chars().filter(|c| *c != '_').collect();
-                if go_parse_int(&plain) {
+                let stripped;
+                let plain: &str = if value.contains('_') {
+                    stripped = value.replace('_', "");
+                    &stripped
+                } else {
+                    value
+                };
+                if go_parse_int(plain) {
                     return INT_TAG;
                 }
-                if is_yaml_style_float(&plain) && go_parse_float(&plain) {
+                if is_yaml_style_float(plain) && go_parse_float(plain) {
                     return FLOAT_TAG;
                 }
                 if let Some(rest) = plain.strip_prefix("0b") {
