@@ -7,10 +7,8 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mode = args.get(1).map_or("both", String::as_str);
     let iterations: usize = args.get(2).and_then(|n| n.parse().ok()).unwrap_or(20);
-    let input = std::fs::read_to_string(
-        args.get(3).map_or("/tmp/pkg.yaml", String::as_str),
-    )
-    .expect("input file");
+    let input = std::fs::read_to_string(args.get(3).map_or("/tmp/pkg.yaml", String::as_str))
+        .expect("input file");
     let docs = yaml::parse_stream(&input).expect("parses");
     let start = std::time::Instant::now();
     for _ in 0..iterations {
