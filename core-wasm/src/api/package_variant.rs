@@ -121,6 +121,46 @@ pub enum DeletionPolicy {
     Orphan,
 }
 
+impl AdoptionPolicy {
+    /// The spec value of this policy (`adoptExisting` / `adoptNone`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AdoptionPolicy::AdoptExisting => "adoptExisting",
+            AdoptionPolicy::AdoptNone => "adoptNone",
+        }
+    }
+
+    /// Reads a spec value; `""` is the default `adoptNone`, an unknown value
+    /// is `None`.
+    pub fn from_spec(value: &str) -> Option<Self> {
+        match value {
+            "" | "adoptNone" => Some(AdoptionPolicy::AdoptNone),
+            "adoptExisting" => Some(AdoptionPolicy::AdoptExisting),
+            _ => None,
+        }
+    }
+}
+
+impl DeletionPolicy {
+    /// The spec value of this policy (`delete` / `orphan`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeletionPolicy::Delete => "delete",
+            DeletionPolicy::Orphan => "orphan",
+        }
+    }
+
+    /// Reads a spec value; `""` is the default `delete`, an unknown value is
+    /// `None`.
+    pub fn from_spec(value: &str) -> Option<Self> {
+        match value {
+            "" | "delete" => Some(DeletionPolicy::Delete),
+            "orphan" => Some(DeletionPolicy::Orphan),
+            _ => None,
+        }
+    }
+}
+
 /// `spec.packageContext`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -149,19 +149,19 @@ impl Node {
         cur.set_keep_formatting(last, value)
     }
 
-    /// The mapping at `key`, created at the end of this mapping when absent;
-    /// a null or non-mapping value is replaced in place by an empty mapping
-    /// (kyaml's `UpsertMap` / the SDK's `UpsertMap`).
+    /// The mapping at `key`, as the kpt SDK's `UpsertMap` does: an existing
+    /// non-empty mapping is returned as is; an absent key, a non-mapping
+    /// value or an empty mapping (`{}`) gives a new block mapping appended at
+    /// the end of this mapping (the old pair is removed).
     pub fn upsert_map(&mut self, key: &str) -> Result<&mut Node> {
         self.expect_mapping(key)?;
-        let i = match self.key_index(key) {
-            Some(i) => {
-                if self.content[i + 1].kind != Kind::Mapping {
-                    self.content[i + 1] = Node::new_mapping();
-                }
-                i
-            }
+        let keep = self.key_index(key).filter(|&i| {
+            self.content[i + 1].kind == Kind::Mapping && !self.content[i + 1].content.is_empty()
+        });
+        let i = match keep {
+            Some(i) => i,
             None => {
+                self.remove(key);
                 self.content.push(Node::new_string(key));
                 self.content.push(Node::new_mapping());
                 self.content.len() - 2
@@ -298,5 +298,45 @@ fn same_by_value(src: &Node, dst: &Node) -> bool {
             dst.get(key).is_some_and(|d| same_by_value(&pair[1], d))
         }),
         Kind::Sequence | Kind::Alias | Kind::Document => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::yaml::{parse_document, to_string};
+
+    #[test]
+    fn upsert_map_replaces_empty_and_scalar_values_at_the_end() {
+        for input in [
+            "pipeline: {}\nstatus: x\n",
+            "pipeline: 5\nstatus: x\n",
+            "pipeline:\nstatus: x\n",
+        ] {
+            let mut d = parse_document(input).expect("parses");
+            d.root_mut()
+                .upsert_map("pipeline")
+                .expect("map")
+                .set_string("a", "b")
+                .expect("set");
+            assert_eq!(
+                to_string(&d).expect("emits"),
+                "status: x\npipeline:\n  a: b\n",
+                "{input:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn upsert_map_keeps_an_existing_mapping_in_place() {
+        let mut d = parse_document("pipeline: # fns\n  x: 1\nstatus: x\n").expect("parses");
+        d.root_mut()
+            .upsert_map("pipeline")
+            .expect("map")
+            .set_string("a", "b")
+            .expect("set");
+        assert_eq!(
+            to_string(&d).expect("emits"),
+            "pipeline: # fns\n  x: 1\n  a: b\nstatus: x\n"
+        );
     }
 }
