@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test of the project: formatting, lints, the test suites (unit,
-# golden, conformance, property tests) and a short benchmark smoke run.
+# golden, conformance, property tests), with every benchmark run once as a test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -8,7 +8,7 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
-echo "== cargo test"
-cargo test --workspace --locked
-echo "== benchmarks compile and run once"
-cargo bench --workspace --locked -- --test
+echo "== cargo test (libraries, binaries, tests, benchmarks run once, examples)"
+cargo test --workspace --all-targets --locked
+echo "== doc tests"
+cargo test --workspace --doc --locked
