@@ -9,6 +9,7 @@
 //!   function SDK's `KubeObject`.
 
 pub mod api;
+pub mod merge;
 pub mod variant;
 pub mod variantset;
 pub mod yaml;
