@@ -62,5 +62,8 @@ fn upstream_conformance_cases() {
     );
     println!("{passed} passed, {failed} failed");
     assert_eq!(failed, 0, "{failed} conformance cases failed");
-    assert!(unknown_groups.is_empty(), "case groups without an adapter: {unknown_groups:?}");
+    assert!(
+        unknown_groups.is_empty(),
+        "case groups without an adapter: {unknown_groups:?}"
+    );
 }
