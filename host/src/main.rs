@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
 
+mod component_cmd;
 mod fmt;
 
 /// porch-variants: Porch's PackageVariant and PackageVariantSet controllers,
@@ -29,6 +30,44 @@ enum Command {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
+    /// Reconcile a local directory (PackageVariants, PackageVariantSets,
+    /// Repositories as YAML; repositories as Git repos under repos/) to a
+    /// fixed point and print what was done.
+    Local(porch_variants::local::cli::LocalArgs),
+    /// Package revisions of a local directory, in the spirit of
+    /// `porchctl rpkg`.
+    Rpkg {
+        /// The local directory.
+        #[arg(long, default_value = ".")]
+        dir: PathBuf,
+        /// Namespace of the revisions.
+        #[arg(long, short = 'n', default_value = "default")]
+        namespace: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = porch_variants::local::cli::Output::Text)]
+        output: porch_variants::local::cli::Output,
+        #[command(subcommand)]
+        command: porch_variants::local::cli::RpkgCommand,
+    },
+    /// The embedded package-editing component.
+    Component {
+        #[command(subcommand)]
+        command: component_cmd::ComponentCommand,
+    },
+}
+
+fn local_cmd(args: &porch_variants::local::cli::LocalArgs) -> anyhow::Result<ExitCode> {
+    use porch_variants::local::cli::{print_text, run_local, Output};
+    let (summary, ok) = run_local(args)?;
+    match args.output {
+        Output::Text => print_text(&summary),
+        Output::Json => println!("{}", serde_json::to_string_pretty(&summary)?),
+    }
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 fn main() -> ExitCode {
@@ -41,6 +80,16 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Fmt { check, paths } => fmt::run(&paths, check),
+        Command::Component { command } => component_cmd::run(command),
+        Command::Local(args) => local_cmd(&args),
+        Command::Rpkg {
+            dir,
+            namespace,
+            output,
+            command,
+        } => porch_variants::local::cli::run_rpkg(&dir, &namespace, &command, output)
+            .map(|()| ExitCode::SUCCESS)
+            .map_err(anyhow::Error::from),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,220 @@
+//! The component against the native core, on the same inputs, in one run:
+//!
+//! * the mutation pass of a generated 1,000-resource package
+//!   (`apply-mutations`);
+//! * the render of a 10,000-target PackageVariantSet against its 10,000
+//!   existing children (`render-package-variant-set`);
+//! * start-up: compiling the component (no cache) and loading it from
+//!   wasmtime's code cache;
+//! * per call: a fresh instance from the pre-instantiated component (cold
+//!   start), and a trivial export (`version`) on a fresh and on a reused
+//!   instance.
+//!
+//! Native runs the same glue (`component::native`), so both sides convert
+//! the same records. Before criterion runs, the bench prints the ratios
+//! measured interleaved in this process (the machines' run-to-run noise is
+//! larger than the effect).
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use porch_variants::component::{native, CodeCache, ComponentConfig, CoreComponent};
+
+/// Mean time of `f` over `iters` runs after one warm-up.
+fn time(mut f: impl FnMut(), iters: u32) -> Duration {
+    f();
+    let start = Instant::now();
+    for _ in 0..iters {
+        f();
+    }
+    start.elapsed() / iters
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// Interleaved rounds of native, the component with the default limits
+/// and the component without fuel; the ratios of the fastest rounds (the
+/// least disturbed by other work on the machine) and of the medians.
+fn ratio(
+    name: &str,
+    rounds: u32,
+    mut native: impl FnMut(),
+    mut metered: impl FnMut(),
+    mut unmetered: impl FnMut(),
+) {
+    let (mut n, mut m, mut u) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        n.push(time(&mut native, 1));
+        m.push(time(&mut metered, 1));
+        u.push(time(&mut unmetered, 1));
+    }
+    for v in [&mut n, &mut m, &mut u] {
+        v.sort();
+    }
+    let r = |a: &[Duration], b: &[Duration], i: usize| a[i].as_secs_f64() / b[i].as_secs_f64();
+    let mid = n.len() / 2;
+    println!(
+        "{name}: native {:.1} ms; component {:.1} ms = {:.2}x (median {:.2}x); \
+         without fuel {:.1} ms = {:.2}x (median {:.2}x)",
+        ms(n[0]),
+        ms(m[0]),
+        r(&m, &n, 0),
+        r(&m, &n, mid),
+        ms(u[0]),
+        r(&u, &n, 0),
+        r(&u, &n, mid),
+    );
+}
+
+fn startup_report() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cached = || ComponentConfig {
+        cache: CodeCache::Directory(dir.path().to_path_buf()),
+        ..ComponentConfig::default()
+    };
+    let uncached = ComponentConfig {
+        cache: CodeCache::Disabled,
+        ..ComponentConfig::default()
+    };
+    let compile = CoreComponent::with_config(uncached)
+        .expect("loads")
+        .startup()
+        .load;
+    let first = CoreComponent::with_config(cached())
+        .expect("loads")
+        .startup()
+        .load;
+    // The cache is written by a background worker; give it a moment.
+    std::thread::sleep(Duration::from_millis(500));
+    let mut hits: Vec<Duration> = (0..5)
+        .map(|_| {
+            CoreComponent::with_config(cached())
+                .expect("loads")
+                .startup()
+                .load
+        })
+        .collect();
+    hits.sort();
+    println!(
+        "start-up: compile {:.0} ms (no cache), {:.0} ms (cache miss), {:.1} ms (cache hit, median of 5)",
+        ms(compile),
+        ms(first),
+        ms(hits[2])
+    );
+}
+
+/// The reports printed before criterion runs: start-up, and the ratios
+/// measured interleaved.
+fn report(
+    component: &CoreComponent,
+    mutation: &porch_variants::component::types::MutationInput,
+    render: &porch_variants::component::types::RenderInput,
+) {
+    startup_report();
+    let unmetered = CoreComponent::with_config(ComponentConfig {
+        fuel: None,
+        ..ComponentConfig::default()
+    })
+    .expect("component loads");
+    let mutate = |c: &CoreComponent| {
+        black_box(
+            c.apply_mutations(mutation)
+                .expect("no trap")
+                .expect("mutates"),
+        );
+    };
+    let render_with = |c: &CoreComponent| {
+        black_box(
+            c.render_package_variant_set(render)
+                .expect("no trap")
+                .expect("renders"),
+        );
+    };
+    ratio(
+        "apply-mutations, 1,000 resources",
+        11,
+        || {
+            black_box(native::apply_mutations(mutation).expect("mutates"));
+        },
+        || mutate(component),
+        || mutate(&unmetered),
+    );
+    ratio(
+        "render-package-variant-set, 10,000 targets",
+        7,
+        || {
+            black_box(native::render_package_variant_set(render).expect("renders"));
+        },
+        || render_with(component),
+        || render_with(&unmetered),
+    );
+}
+
+fn bench(c: &mut Criterion) {
+    let component = CoreComponent::new().expect("component loads");
+    let mutation = common::mutation_input();
+    let render = common::render_input();
+    assert_eq!(
+        native::apply_mutations(&mutation),
+        component.apply_mutations(&mutation).expect("no trap")
+    );
+    let native_render = native::render_package_variant_set(&render).expect("renders");
+    assert!(native_render.plan.create.is_empty() && native_render.plan.update.is_empty());
+
+    // `cargo bench -- --test` (CI) runs each benchmark once: skip the
+    // reports, which compile the component twice and time many rounds.
+    let quick = std::env::args().any(|a| a == "--test");
+    if !quick {
+        report(&component, &mutation, &render);
+    }
+
+    let mut group = c.benchmark_group("component");
+    group.sample_size(10);
+    group.bench_function("apply_mutations_1k_resources/native", |b| {
+        b.iter(|| native::apply_mutations(&mutation).expect("mutates"))
+    });
+    group.bench_function("apply_mutations_1k_resources/component", |b| {
+        b.iter(|| {
+            component
+                .apply_mutations(&mutation)
+                .expect("no trap")
+                .expect("mutates")
+        })
+    });
+    group.bench_function("render_pvs_10k_targets/native", |b| {
+        b.iter(|| native::render_package_variant_set(&render).expect("renders"))
+    });
+    group.bench_function("render_pvs_10k_targets/component", |b| {
+        b.iter(|| {
+            component
+                .render_package_variant_set(&render)
+                .expect("no trap")
+                .expect("renders")
+        })
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("component_overhead");
+    group.bench_function("instantiate", |b| {
+        b.iter(|| component.instantiate().expect("instance"))
+    });
+    group.bench_function("version_fresh_instance", |b| {
+        b.iter(|| component.version().expect("version"))
+    });
+    // Each call on a reused instance gets its own fuel and deadline.
+    let mut instance = component.instantiate().expect("instance");
+    group.bench_function("version_reused_instance", |b| {
+        b.iter(|| instance.version().expect("version"))
+    });
+    group.bench_function("version/native", |b| b.iter(native::version));
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,707 @@
+//! The package-editing component, run by wasmtime.
+//!
+//! All package-editing logic of porch-variants is the core (`pv_core`)
+//! compiled to one WebAssembly component with no imports
+//! (`wit/porch-variants.wit`; built by `build.rs` and embedded in this
+//! binary). [`CoreComponent`] is the host side:
+//!
+//! * one [`wasmtime::Engine`] and one pre-instantiated component
+//!   ([`bindings::PorchVariantsPre`]) made at start-up; the compiled code
+//!   is kept in wasmtime's on-disk cache, so a later start-up loads it
+//!   instead of compiling again;
+//! * a fresh [`Store`] and instance per call, so calls share nothing and a
+//!   trap leaves nothing behind;
+//! * per call, a fuel budget that grows with the size of the input, a
+//!   linear-memory limit and optionally a wall-clock deadline, from
+//!   [`ComponentConfig`]; hitting one stops the guest with a
+//!   [`ComponentError`] whose [`reason`](ComponentError::reason) fits a
+//!   condition.
+//!
+//! Every call returns `Result<Answer, ComponentError>`, where `Answer` is
+//! the export's own result (for most exports itself a `Result` carrying
+//! the guest's domain error).
+//!
+//! [`native`] computes the same records with the core compiled natively.
+
+pub mod bindings;
+mod error;
+pub mod native;
+
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use wasmtime::component::types::ComponentItem;
+use wasmtime::component::{Component, Linker};
+use wasmtime::{Cache, CacheConfig, Config, Engine, ResourceLimiter, Store, Trap};
+
+pub use bindings::types;
+use bindings::{PorchVariants, PorchVariantsPre};
+pub use error::ComponentError;
+
+/// The component, as built by `build.rs`.
+pub const COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/porch-variants.wasm"));
+
+/// Size of the guest's core module before it was stripped and wrapped
+/// into the component (0 when a prebuilt component was embedded).
+pub const MODULE_SIZE: &str = env!("PV_COMPONENT_MODULE_SIZE");
+
+/// Where compiled code is cached between runs.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum CodeCache {
+    /// Wasmtime's default cache directory (under the user's cache
+    /// directory, e.g. `~/.cache/wasmtime`).
+    #[default]
+    UserDefault,
+    /// This directory (absolute).
+    Directory(PathBuf),
+    /// No cache: every start-up compiles the component.
+    Disabled,
+}
+
+/// The fuel (about one unit per WebAssembly instruction executed) of one
+/// call: `base + per_input_byte × bytes of input`, so that a small hostile
+/// input is stopped fast while a large package or set gets the budget its
+/// size needs. The core's work is close to linear in its input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fuel {
+    /// Fuel of any call.
+    pub base: u64,
+    /// Added per byte of the call's strings (files, objects).
+    pub per_input_byte: u64,
+}
+
+impl Fuel {
+    /// The budget of a call whose input has `input_bytes` bytes.
+    pub fn budget(&self, input_bytes: usize) -> u64 {
+        let bytes = u64::try_from(input_bytes).unwrap_or(u64::MAX);
+        self.base
+            .saturating_add(self.per_input_byte.saturating_mul(bytes))
+    }
+}
+
+impl Default for Fuel {
+    /// 10^9 plus 1,000 per byte: a small input is stopped within about
+    /// 0.2 s; the 1,000-resource mutation pass (1.1 MB, about 0.8 × 10^9
+    /// used) and the 10,000-target render (about 1.8 × 10^9 used) get more
+    /// than twice what they need.
+    fn default() -> Self {
+        Fuel {
+            base: 1_000_000_000,
+            per_input_byte: 1_000,
+        }
+    }
+}
+
+/// Limits and start-up options of the component.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ComponentConfig {
+    /// Fuel of one call; `None` for no limit.
+    pub fuel: Option<Fuel>,
+    /// Most linear memory one call may use, in bytes.
+    pub max_memory: usize,
+    /// Wall-clock deadline of one call (epoch interruption, checked every
+    /// [`EPOCH_TICK`]); `None` for none. A backstop for when fuel is off:
+    /// the checks cost about 0.2× of the guest's run time, so it is off by
+    /// default.
+    pub timeout: Option<Duration>,
+    /// Where compiled code is cached.
+    pub cache: CodeCache,
+}
+
+/// Interval of the epoch ticker behind [`ComponentConfig::timeout`].
+pub const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+impl ComponentConfig {
+    /// Default memory limit of one call: 192 MiB (the 10,000-target render
+    /// peaks at about 90 MiB, the 1,000-resource mutation pass at about
+    /// 22 MiB).
+    pub const DEFAULT_MAX_MEMORY: usize = 192 << 20;
+}
+
+impl Default for ComponentConfig {
+    fn default() -> Self {
+        ComponentConfig {
+            fuel: Some(Fuel::default()),
+            max_memory: Self::DEFAULT_MAX_MEMORY,
+            timeout: None,
+            cache: CodeCache::UserDefault,
+        }
+    }
+}
+
+/// What a store holds: the memory limit and whether it was hit.
+struct State {
+    max_memory: usize,
+    denied: Option<usize>,
+    peak_memory: usize,
+}
+
+impl ResourceLimiter for State {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        self.peak_memory = self.peak_memory.max(desired);
+        if desired > self.max_memory {
+            self.denied = Some(desired);
+            // An error traps at once, instead of letting the allocator
+            // abort somewhere later.
+            return Err(wasmtime::Error::msg("memory limit reached"));
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= 100_000)
+    }
+}
+
+/// How the component was loaded at start-up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Startup {
+    /// Compiling (or loading from the cache) and pre-instantiating.
+    pub load: Duration,
+    /// Size of the embedded component in bytes.
+    pub component_size: usize,
+}
+
+/// One export of the component.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportInfo {
+    /// The export's name (`apply-mutations`).
+    pub name: String,
+    /// Its parameters' names.
+    pub params: Vec<String>,
+    /// Whether it returns a value.
+    pub returns: bool,
+}
+
+/// Increments the engine's epoch every [`EPOCH_TICK`] until dropped.
+struct EpochTicker {
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl EpochTicker {
+    fn start(engine: &Engine) -> std::io::Result<Self> {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let engine = engine.clone();
+        let thread = std::thread::Builder::new()
+            .name("pv-component-epoch".into())
+            .spawn(move || {
+                while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(EPOCH_TICK) {
+                    engine.increment_epoch();
+                }
+            })?;
+        Ok(EpochTicker {
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for EpochTicker {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The package-editing component, compiled and pre-instantiated, with the
+/// limits of every call. Cheap to share between threads (`&self` calls).
+pub struct CoreComponent {
+    engine: Engine,
+    component: Component,
+    pre: PorchVariantsPre<State>,
+    config: ComponentConfig,
+    startup: Startup,
+    _ticker: Option<EpochTicker>,
+}
+
+impl std::fmt::Debug for CoreComponent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CoreComponent")
+            .field("config", &self.config)
+            .field("startup", &self.startup)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CoreComponent {
+    /// Loads the embedded component with the default limits.
+    pub fn new() -> Result<Self, ComponentError> {
+        Self::with_config(ComponentConfig::default())
+    }
+
+    /// Loads the embedded component with `config`.
+    pub fn with_config(config: ComponentConfig) -> Result<Self, ComponentError> {
+        Self::from_bytes(COMPONENT, config)
+    }
+
+    /// Loads a component (which must implement the `porch-variants` world)
+    /// with `config`.
+    pub fn from_bytes(bytes: &[u8], config: ComponentConfig) -> Result<Self, ComponentError> {
+        let setup = |what: &str, e: &dyn std::fmt::Display| {
+            ComponentError::Instantiate(format!("{what}: {e}"))
+        };
+        let started = Instant::now();
+        let mut wasm_config = Config::new();
+        wasm_config
+            .consume_fuel(config.fuel.is_some())
+            .epoch_interruption(config.timeout.is_some());
+        let cache_config = match &config.cache {
+            CodeCache::Disabled => None,
+            CodeCache::UserDefault => Some(CacheConfig::new()),
+            CodeCache::Directory(dir) => {
+                let mut cache_config = CacheConfig::new();
+                cache_config.with_directory(dir);
+                Some(cache_config)
+            }
+        };
+        if let Some(cache_config) = cache_config {
+            // Without a usable cache directory start-up compiles every time,
+            // which is slower but works.
+            match Cache::new(cache_config) {
+                Ok(cache) => {
+                    wasm_config.cache(Some(cache));
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "no code cache: the component is compiled at every start-up")
+                }
+            }
+        }
+        let engine = Engine::new(&wasm_config).map_err(|e| setup("creating the engine", &e))?;
+        let component =
+            Component::new(&engine, bytes).map_err(|e| setup("compiling the component", &e))?;
+        let linker = Linker::<State>::new(&engine);
+        let instance_pre = linker
+            .instantiate_pre(&component)
+            .map_err(|e| setup("linking the component", &e))?;
+        let pre = PorchVariantsPre::new(instance_pre)
+            .map_err(|e| setup("checking the component's exports", &e))?;
+        let ticker = match config.timeout {
+            Some(_) => Some(
+                EpochTicker::start(&engine).map_err(|e| setup("starting the epoch ticker", &e))?,
+            ),
+            None => None,
+        };
+        let startup = Startup {
+            load: started.elapsed(),
+            component_size: bytes.len(),
+        };
+        tracing::debug!(
+            load_ms = startup.load.as_secs_f64() * 1e3,
+            size = startup.component_size,
+            "package-editing component loaded"
+        );
+        Ok(CoreComponent {
+            engine,
+            component,
+            pre,
+            config,
+            startup,
+            _ticker: ticker,
+        })
+    }
+
+    /// The limits in force.
+    pub fn config(&self) -> &ComponentConfig {
+        &self.config
+    }
+
+    /// How start-up went.
+    pub fn startup(&self) -> Startup {
+        self.startup
+    }
+
+    /// The component's exports, from its type information.
+    pub fn exports(&self) -> Vec<ExportInfo> {
+        self.component
+            .component_type()
+            .exports(&self.engine)
+            .map(|(name, item)| {
+                let (params, returns) = match &item.ty {
+                    ComponentItem::ComponentFunc(f) => (
+                        f.params().map(|(p, _)| p.to_string()).collect(),
+                        f.results().len() > 0,
+                    ),
+                    _ => (Vec::new(), false),
+                };
+                ExportInfo {
+                    name: name.to_string(),
+                    params,
+                    returns,
+                }
+            })
+            .collect()
+    }
+
+    /// The component's imports (none, by design).
+    pub fn imports(&self) -> Vec<String> {
+        self.component
+            .component_type()
+            .imports(&self.engine)
+            .map(|(name, _)| name.to_string())
+            .collect()
+    }
+
+    /// A fresh instance in a fresh store with this component's limits:
+    /// what every call does first (public for benchmarks and tests).
+    pub fn instantiate(&self) -> Result<Instance<'_>, ComponentError> {
+        let mut store = Store::new(
+            &self.engine,
+            State {
+                max_memory: self.config.max_memory,
+                denied: None,
+                peak_memory: 0,
+            },
+        );
+        store.limiter(|state| state);
+        if self.config.timeout.is_some() {
+            store.epoch_deadline_trap();
+        }
+        // Instantiation runs no guest code (no start function) but gets the
+        // same limits as a call.
+        let budget = arm(&self.config, &mut store, 0)?;
+        let bindings = self
+            .pre
+            .instantiate(&mut store)
+            .map_err(|e| classify(&self.config, budget, e, &store))?;
+        Ok(Instance {
+            store,
+            bindings,
+            config: &self.config,
+            budget,
+        })
+    }
+
+    /// `version`: name and version of the core.
+    pub fn version(&self) -> Result<String, ComponentError> {
+        self.instantiate()?.version()
+    }
+
+    /// `validate-package-variant`: upstream's messages, in order.
+    pub fn validate_package_variant(
+        &self,
+        package_variant: &str,
+    ) -> Result<Result<Vec<String>, String>, ComponentError> {
+        self.instantiate()?
+            .validate_package_variant(package_variant)
+    }
+
+    /// `plan-reconcile`: one reconcile of a PackageVariant, as a plan.
+    pub fn plan_reconcile(
+        &self,
+        input: &types::PlanInput,
+    ) -> Result<Result<types::ReconcilePlan, String>, ComponentError> {
+        self.instantiate()?.plan_reconcile(input)
+    }
+
+    /// `apply-mutations`: the three mutations of a PackageVariant on a
+    /// package.
+    pub fn apply_mutations(
+        &self,
+        input: &types::MutationInput,
+    ) -> Result<Result<types::MutationOutcome, types::MutationError>, ComponentError> {
+        self.instantiate()?.apply_mutations(input)
+    }
+
+    /// `validate-package-variant-set`: upstream's messages, in order.
+    pub fn validate_package_variant_set(
+        &self,
+        package_variant_set: &str,
+    ) -> Result<Result<Vec<String>, String>, ComponentError> {
+        self.instantiate()?
+            .validate_package_variant_set(package_variant_set)
+    }
+
+    /// `render-package-variant-set`: the children and the sync plan.
+    pub fn render_package_variant_set(
+        &self,
+        input: &types::RenderInput,
+    ) -> Result<Result<types::RenderOutcome, types::RenderError>, ComponentError> {
+        self.instantiate()?.render_package_variant_set(input)
+    }
+
+    /// `format-files`: YAML rewritten as kpt and Porch write it.
+    pub fn format_files(
+        &self,
+        files: &[types::File],
+    ) -> Result<Vec<types::FormattedFile>, ComponentError> {
+        self.instantiate()?.format_files(files)
+    }
+}
+
+/// One instance of the component in its own store. [`CoreComponent`]'s
+/// methods use a new one per call; an instance may also serve several
+/// calls, each with its own fuel and deadline (they share the memory
+/// limit). After a call that failed it must be dropped.
+pub struct Instance<'a> {
+    store: Store<State>,
+    bindings: PorchVariants,
+    config: &'a ComponentConfig,
+    /// Fuel given to the current call.
+    budget: u64,
+}
+
+impl Instance<'_> {
+    /// Calls an export, mapping a runtime failure to [`ComponentError`].
+    fn call<R>(
+        &mut self,
+        export: &'static str,
+        input_bytes: usize,
+        f: impl FnOnce(&PorchVariants, &mut Store<State>) -> wasmtime::Result<R>,
+    ) -> Result<R, ComponentError> {
+        self.budget = arm(self.config, &mut self.store, input_bytes)?;
+        let started = Instant::now();
+        let result = f(&self.bindings, &mut self.store);
+        tracing::debug!(
+            export,
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            fuel_used = self.fuel_used(),
+            peak_memory = self.peak_memory(),
+            "component call"
+        );
+        result.map_err(|e| classify(self.config, self.budget, e, &self.store))
+    }
+
+    /// `version`.
+    pub fn version(&mut self) -> Result<String, ComponentError> {
+        self.call("version", 0, |b, s| b.call_version(s))
+    }
+
+    /// `validate-package-variant`.
+    pub fn validate_package_variant(
+        &mut self,
+        package_variant: &str,
+    ) -> Result<Result<Vec<String>, String>, ComponentError> {
+        // `json` is a `String` in the generated signature.
+        let package_variant = package_variant.to_owned();
+        self.call("validate-package-variant", package_variant.len(), |b, s| {
+            b.call_validate_package_variant(s, &package_variant)
+        })
+    }
+
+    /// `plan-reconcile`.
+    pub fn plan_reconcile(
+        &mut self,
+        input: &types::PlanInput,
+    ) -> Result<Result<types::ReconcilePlan, String>, ComponentError> {
+        self.call("plan-reconcile", input.input_bytes(), |b, s| {
+            b.call_plan_reconcile(s, input)
+        })
+    }
+
+    /// `apply-mutations`.
+    pub fn apply_mutations(
+        &mut self,
+        input: &types::MutationInput,
+    ) -> Result<Result<types::MutationOutcome, types::MutationError>, ComponentError> {
+        self.call("apply-mutations", input.input_bytes(), |b, s| {
+            b.call_apply_mutations(s, input)
+        })
+    }
+
+    /// `validate-package-variant-set`.
+    pub fn validate_package_variant_set(
+        &mut self,
+        package_variant_set: &str,
+    ) -> Result<Result<Vec<String>, String>, ComponentError> {
+        let package_variant_set = package_variant_set.to_owned();
+        self.call(
+            "validate-package-variant-set",
+            package_variant_set.len(),
+            |b, s| b.call_validate_package_variant_set(s, &package_variant_set),
+        )
+    }
+
+    /// `render-package-variant-set`.
+    pub fn render_package_variant_set(
+        &mut self,
+        input: &types::RenderInput,
+    ) -> Result<Result<types::RenderOutcome, types::RenderError>, ComponentError> {
+        self.call("render-package-variant-set", input.input_bytes(), |b, s| {
+            b.call_render_package_variant_set(s, input)
+        })
+    }
+
+    /// `format-files`.
+    pub fn format_files(
+        &mut self,
+        files: &[types::File],
+    ) -> Result<Vec<types::FormattedFile>, ComponentError> {
+        self.call("format-files", files.input_bytes(), |b, s| {
+            b.call_format_files(s, files)
+        })
+    }
+
+    /// Fuel the last call used (`None` without a fuel limit).
+    pub fn fuel_used(&self) -> Option<u64> {
+        self.config.fuel?;
+        let left = self.store.get_fuel().ok()?;
+        Some(self.budget.saturating_sub(left))
+    }
+
+    /// The largest linear memory the guest has grown to, in bytes.
+    pub fn peak_memory(&self) -> usize {
+        self.store.data().peak_memory
+    }
+}
+
+/// Sets the fuel and deadline of a call with `input_bytes` of input;
+/// returns the fuel budget (0 without fuel).
+fn arm(
+    config: &ComponentConfig,
+    store: &mut Store<State>,
+    input_bytes: usize,
+) -> Result<u64, ComponentError> {
+    let mut budget = 0;
+    if let Some(fuel) = config.fuel {
+        budget = fuel.budget(input_bytes);
+        store
+            .set_fuel(budget)
+            .map_err(|e| ComponentError::Instantiate(format!("setting fuel: {e}")))?;
+    }
+    if let Some(timeout) = config.timeout {
+        let ticks = timeout.as_nanos().div_ceil(EPOCH_TICK.as_nanos()).max(1);
+        store.set_epoch_deadline(u64::try_from(ticks).unwrap_or(u64::MAX));
+    }
+    Ok(budget)
+}
+
+/// Bytes of input of a call (the length of all its strings): what its
+/// fuel budget grows with.
+pub trait InputBytes {
+    /// The length of all the strings of the input.
+    fn input_bytes(&self) -> usize;
+}
+
+fn strings_len(strings: &[String]) -> usize {
+    strings.iter().map(String::len).sum()
+}
+
+impl InputBytes for [types::File] {
+    fn input_bytes(&self) -> usize {
+        self.iter().map(|f| f.path.len() + f.content.len()).sum()
+    }
+}
+
+impl InputBytes for types::PlanInput {
+    fn input_bytes(&self) -> usize {
+        self.package_variant.len() + strings_len(&self.package_revisions) + self.now.len()
+    }
+}
+
+impl InputBytes for types::MutationInput {
+    fn input_bytes(&self) -> usize {
+        self.package_variant.len()
+            + self.namespace.len()
+            + self.name.len()
+            + self.files.input_bytes()
+            + strings_len(&self.candidates)
+    }
+}
+
+impl InputBytes for types::RenderInput {
+    fn input_bytes(&self) -> usize {
+        self.package_variant_set.len()
+            + strings_len(&self.upstream_revisions)
+            + strings_len(&self.repositories)
+            + strings_len(&self.target_objects)
+            + strings_len(&self.existing)
+            + self
+                .target_kinds
+                .iter()
+                .map(|k| k.api_version.len() + k.kind.len())
+                .sum::<usize>()
+    }
+}
+
+/// Maps what stopped the guest to a [`ComponentError`].
+fn classify(
+    config: &ComponentConfig,
+    budget: u64,
+    err: wasmtime::Error,
+    store: &Store<State>,
+) -> ComponentError {
+    if let Some(requested) = store.data().denied {
+        return ComponentError::MemoryLimit {
+            requested,
+            limit: config.max_memory,
+        };
+    }
+    let classified = match err.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => ComponentError::OutOfFuel { fuel: budget },
+        Some(Trap::Interrupt) => ComponentError::Timeout {
+            after: config.timeout.unwrap_or_default(),
+        },
+        Some(trap) => ComponentError::Trap(trap.to_string()),
+        None => ComponentError::Trap(err.to_string()),
+    };
+    tracing::warn!(error = %format!("{err:?}"), reason = classified.reason(), "component call failed");
+    classified
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fuel_grows_with_the_input_and_saturates() {
+        let fuel = Fuel::default();
+        assert_eq!(fuel.budget(0), 1_000_000_000);
+        assert_eq!(fuel.budget(1 << 20), 1_000_000_000 + 1_000 * (1 << 20));
+        let huge = Fuel {
+            base: u64::MAX - 1,
+            per_input_byte: u64::MAX,
+        };
+        assert_eq!(huge.budget(usize::MAX), u64::MAX);
+    }
+
+    #[test]
+    fn input_bytes_count_every_string() {
+        let input = types::MutationInput {
+            package_variant: "{}".into(),
+            namespace: "ns".into(),
+            name: "n".into(),
+            files: vec![types::File {
+                path: "Kptfile".into(),
+                content: "abc".into(),
+            }],
+            candidates: vec!["[]".into()],
+        };
+        assert_eq!(input.input_bytes(), 2 + 2 + 1 + 7 + 3 + 2);
+    }
+
+    #[test]
+    fn every_error_has_its_own_reason() {
+        let errors = [
+            ComponentError::OutOfFuel { fuel: 1 },
+            ComponentError::MemoryLimit {
+                requested: 2,
+                limit: 1,
+            },
+            ComponentError::Timeout {
+                after: Duration::from_millis(5),
+            },
+            ComponentError::Trap("unreachable".into()),
+            ComponentError::Instantiate("no".into()),
+        ];
+        let mut reasons: Vec<_> = errors.iter().map(ComponentError::reason).collect();
+        reasons.sort();
+        reasons.dedup();
+        assert_eq!(reasons.len(), errors.len());
+        assert!(errors.iter().all(|e| e.reason().starts_with("Component")));
+    }
+}

@@ -1,0 +1,20 @@
+//! The same operations as [`super::CoreComponent`], computed by the core
+//! compiled into this binary, with the same records in and out.
+//!
+//! Used by the parity tests and the benchmarks (the component against the
+//! native core on the same inputs), and available where running the core
+//! natively is preferable (no sandbox, no fuel). The conversions are the
+//! guest's own: `core-wasm/component/src/glue.rs` is compiled here too.
+
+pub use glue::{
+    apply_mutations, format_files, plan_reconcile, render_package_variant_set,
+    validate_package_variant, validate_package_variant_set, version,
+};
+
+/// The WIT records, under the name the glue expects.
+mod wit {
+    pub use crate::component::bindings::types::*;
+}
+
+#[path = "../../../core-wasm/component/src/glue.rs"]
+mod glue;

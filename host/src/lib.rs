@@ -1,0 +1,8 @@
+//! The porch-variants host: runs the package-editing component (see
+//! [`component`]) for the controllers and the command line.
+
+pub mod component;
+pub mod engine_api;
+pub mod local;
+pub mod reconcile;
+pub mod store;
