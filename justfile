@@ -15,3 +15,19 @@ bench:
 # Rebuild the kyaml oracle (needs Debian's golang-go and golang-gopkg-yaml.v3-dev).
 oracle:
     tools/kyaml-oracle/build.sh
+
+# The kpt functions' wasm modules (Go js/wasm ABI) into target/kpt-wasm/.
+kpt-wasm:
+    scripts/build-kpt-wasm.sh
+
+# Golden tests of the kpt functions (native, wasm under node, in process).
+kpt-golden:
+    cargo test -p porch-variants-functions --test golden
+
+# Regenerate the golden expectations from the code (review the diff!).
+kpt-golden-update:
+    UPDATE_GOLDEN=1 cargo test -p porch-variants-functions --test golden
+
+# Native binary vs wasm module on a 1,000-resource package.
+kpt-bench:
+    cargo bench -p porch-variants-functions --bench native_vs_wasm

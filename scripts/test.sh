@@ -8,6 +8,8 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+echo "== kpt-ABI wasm modules (the golden tests run them under node)"
+scripts/build-kpt-wasm.sh
 echo "== cargo test (libraries, binaries, tests, benchmarks run once, examples)"
 cargo test --workspace --all-targets --locked
 echo "== doc tests"

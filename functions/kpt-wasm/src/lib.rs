@@ -1,0 +1,192 @@
+//! The kpt functions as WebAssembly modules for kpt's `--allow-alpha-wasm`
+//! runtimes, which load Go `GOOS=js GOARCH=wasm` programs (not WASI).
+//!
+//! A build serves one function, chosen by feature
+//! (`apply-package-variant` or `render-package-variant-set`), for
+//! `--target wasm32-unknown-unknown`; `scripts/build-kpt-wasm.sh` builds
+//! both into `target/kpt-wasm/`. On other targets this crate only holds the
+//! safe request handling, so it can be tested natively.
+//!
+//! * [`gojs`] (wasm only) — the Go js/wasm ABI by hand: exports `mem`,
+//!   `run`, `resume`, `getsp`; registers `processResourceList` and
+//!   `processResourceListErrors` as JS globals; and the fixed-arena
+//!   allocator. It is the project's only unsafe code.
+//! * [`Handler`] — what those two globals do, in safe code.
+
+use std::sync::Mutex;
+
+use porch_variants_functions::{failure, Function, Output};
+
+#[cfg(target_arch = "wasm32")]
+pub mod gojs;
+
+include!(concat!(env!("OUT_DIR"), "/arena.rs"));
+
+/// Peak arena use measured on the generated 1,000-resource package (1.5 MB
+/// in, `benches/native_vs_wasm.rs`) was about 20 times the input size;
+/// requests above 32 times the free arena are refused, so an oversized
+/// package gets an error result instead of a trap. With the default
+/// 256 MiB arena that is inputs up to about 8 MB.
+pub const PEAK_PER_INPUT_BYTE: usize = 32;
+
+/// Callback id of `processResourceList` (the id given to
+/// `go._makeFuncWrapper`).
+pub const PROCESS_RESOURCE_LIST: u32 = 1;
+/// Callback id of `processResourceListErrors`.
+pub const PROCESS_RESOURCE_LIST_ERRORS: u32 = 2;
+
+/// The function a build serves.
+pub const FUNCTION: Option<Function> = if cfg!(feature = "apply-package-variant") {
+    Some(Function::ApplyPackageVariant)
+} else if cfg!(feature = "render-package-variant-set") {
+    Some(Function::RenderPackageVariantSet)
+} else {
+    None
+};
+
+#[cfg(all(
+    target_arch = "wasm32",
+    not(any(
+        feature = "apply-package-variant",
+        feature = "render-package-variant-set"
+    ))
+))]
+compile_error!("choose the function: --features apply-package-variant or --features render-package-variant-set");
+
+#[cfg(all(
+    feature = "apply-package-variant",
+    feature = "render-package-variant-set"
+))]
+compile_error!("a wasm module serves one function: enable only one of the two features");
+
+/// The JS-visible behaviour of a module, free of any ABI detail.
+#[derive(Debug)]
+pub struct Handler {
+    function: Function,
+    /// The error summary of the last failed `processResourceList`.
+    last_errors: Mutex<Option<String>>,
+}
+
+impl Handler {
+    /// A handler for `function`.
+    pub const fn new(function: Function) -> Self {
+        Handler {
+            function,
+            last_errors: Mutex::new(None),
+        }
+    }
+
+    /// Runs the function, refusing inputs the arena cannot hold.
+    fn run(&self, input: &str, arena_free: usize) -> Output {
+        let needed = input.len().saturating_mul(PEAK_PER_INPUT_BYTE);
+        if needed > arena_free {
+            return failure(format!(
+                "{}: the input ({} bytes) is too large for the wasm module's fixed memory: it needs about {} MiB and {} MiB are free; run the native binary, or rebuild with PV_KPT_WASM_ARENA_MIB set higher",
+                self.function.name(),
+                input.len(),
+                needed >> 20,
+                arena_free >> 20
+            ));
+        }
+        self.function.run(input)
+    }
+
+    /// `processResourceList(rl)`: the output ResourceList on success. On
+    /// failure a message that is not a ResourceList (kpt then asks
+    /// `processResourceListErrors`); it never contains `kind: ResourceList`.
+    pub fn process_resource_list(&self, input: &str, arena_free: usize) -> String {
+        let output = self.run(input, arena_free);
+        if output.failed() {
+            let summary = output.error_summary();
+            let count = output.error_count();
+            if let Ok(mut last) = self.last_errors.lock() {
+                *last = Some(summary);
+            }
+            format!(
+                "unable to process resource list: {} reported {count} error result(s)",
+                self.function.name()
+            )
+        } else {
+            if let Ok(mut last) = self.last_errors.lock() {
+                *last = None;
+            }
+            output.resource_list
+        }
+    }
+
+    /// `processResourceListErrors(rl)`: the error results of the last failed
+    /// run (or of running `rl` again), one per line; never empty.
+    pub fn process_resource_list_errors(&self, input: &str, arena_free: usize) -> String {
+        let cached = self.last_errors.lock().ok().and_then(|mut l| l.take());
+        let summary = cached.unwrap_or_else(|| self.run(input, arena_free).error_summary());
+        if summary.trim().is_empty() {
+            format!(
+                "[error] {}: processResourceListErrors was called but the function reported no error",
+                self.function.name()
+            )
+        } else {
+            summary
+        }
+    }
+
+    /// Dispatches a callback by id.
+    pub fn call(&self, id: u32, input: &str, arena_free: usize) -> String {
+        match id {
+            PROCESS_RESOURCE_LIST => self.process_resource_list(input, arena_free),
+            PROCESS_RESOURCE_LIST_ERRORS => self.process_resource_list_errors(input, arena_free),
+            other => format!(
+                "[error] {}: unknown callback id {other}",
+                self.function.name()
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_are_never_resource_lists_and_errors_never_empty() {
+        let h = Handler::new(Function::ApplyPackageVariant);
+        let out = h.call(
+            PROCESS_RESOURCE_LIST,
+            "kind: ResourceList\nitems: []\n",
+            ARENA_BYTES,
+        );
+        assert!(!out.contains("kind: ResourceList"), "{out}");
+        let errors = h.call(PROCESS_RESOURCE_LIST_ERRORS, "", ARENA_BYTES);
+        assert!(
+            errors.starts_with("[error]") && errors.contains("functionConfig"),
+            "{errors}"
+        );
+        // Without a cached failure the errors are computed again.
+        assert!(!h
+            .call(PROCESS_RESOURCE_LIST_ERRORS, "not: [yaml", ARENA_BYTES)
+            .trim()
+            .is_empty());
+    }
+
+    #[test]
+    fn oversized_inputs_get_an_error_result() {
+        let h = Handler::new(Function::RenderPackageVariantSet);
+        let input = "kind: ResourceList\nitems: []\n";
+        assert!(!h
+            .call(PROCESS_RESOURCE_LIST, input, 10)
+            .contains("kind: ResourceList"));
+        let errors = h.call(PROCESS_RESOURCE_LIST_ERRORS, input, 10);
+        assert!(errors.contains("too large for the wasm module"), "{errors}");
+    }
+
+    #[test]
+    fn successes_are_resource_lists() {
+        let h = Handler::new(Function::RenderPackageVariantSet);
+        let out = h.call(
+            PROCESS_RESOURCE_LIST,
+            "kind: 'ResourceList'\nitems: []\nfunctionConfig: {}\n",
+            ARENA_BYTES,
+        );
+        assert!(!out.contains("kind: ResourceList"));
+        assert!(h.call(7, "", ARENA_BYTES).contains("unknown callback"));
+    }
+}
