@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
-# Builds everything and runs the main job on the examples.
+# Builds everything and runs the main job: the local-Git reconciler on a
+# copy of examples/fleet (the checkout is never written to).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 cargo build --release --workspace
-echo "== porch-variants fmt --check examples/"
-target/release/porch-variants fmt --check examples/
+demo=target/fleet-demo
+rm -rf "$demo"
+cp -r examples/fleet "$demo"
+echo "== porch-variants local --init $demo   (creates the Git repositories, clones one draft per variant)"
+target/release/porch-variants local --init "$demo"
+echo "== porch-variants local $demo   (again: a fixed point, nothing to do)"
+target/release/porch-variants local "$demo"
+echo "== porch-variants rpkg --dir $demo list --repo team-a"
+target/release/porch-variants rpkg --dir "$demo" list --repo team-a
+echo "Status of every variant: $demo/.porch-variants/status/; repositories: $demo/repos/"

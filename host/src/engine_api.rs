@@ -1,0 +1,487 @@
+//! The seam between the reconcilers and the core: every decision (the
+//! PackageVariant plan, the PackageVariantSet render) and every package
+//! edit (mutations, clone, upgrade merge) goes through [`Core`].
+//!
+//! Two implementations:
+//! * [`ComponentCore`] — the embedded WebAssembly component (the default
+//!   of the CLI);
+//! * [`NativeCore`] — the same core compiled into this binary
+//!   (`--native-core`), through the component's own glue
+//!   ([`crate::component::native`]), so both return the same records.
+//!
+//! The component's world has no export for the clone and upgrade content
+//! operations yet (`pv_core::merge`); until it does, [`ComponentCore`]
+//! computes those two natively (they are pure and deterministic either
+//! way).
+
+use pv_core::api::{Condition, PackageRevision, PackageVariant};
+use pv_core::merge::{MergeOutcome, UpstreamSource};
+use pv_core::variant::downstream::UpdateReason;
+use pv_core::variant::drafts::DraftKind;
+use pv_core::variantset::{ClusterObject, PackageVariantSet, Repository};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::component::{types as wit, ComponentError, CoreComponent};
+use crate::store::Files;
+
+/// A call into the core produced no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum CoreError {
+    /// The component was stopped or could not run.
+    #[error(transparent)]
+    Component(#[from] ComponentError),
+    /// An argument could not be passed or an answer read.
+    #[error("core {operation}: {message}")]
+    Decode {
+        /// The operation.
+        operation: &'static str,
+        /// What was wrong.
+        message: String,
+    },
+}
+
+/// Result of a core call.
+pub type CoreResult<T> = Result<T, CoreError>;
+
+/// Which revision a mutations step works on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Target {
+    /// A listed revision (as it is after the earlier updates of the plan).
+    Existing(Box<PackageRevision>),
+    /// The draft created by the step at this index.
+    Created(usize),
+}
+
+/// One write of a PackageVariant reconcile, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// Add the variant's finalizer.
+    AddFinalizer,
+    /// Remove the variant's finalizer.
+    RemoveFinalizer,
+    /// Write a listed revision as `object`.
+    UpdateRevision {
+        /// Why.
+        reason: UpdateReason,
+        /// The revision as it must be.
+        object: Box<PackageRevision>,
+    },
+    /// Delete a listed revision.
+    DeleteRevision(Box<PackageRevision>),
+    /// Create a draft.
+    CreateDraft {
+        /// Clone, upgrade or edit.
+        kind: DraftKind,
+        /// The draft (its name is generated).
+        draft: Box<PackageRevision>,
+    },
+    /// Run the mutations on a revision (see `pv_core::variant::plan`).
+    EnsureMutations {
+        /// The revision.
+        target: Target,
+        /// The edit draft to create when a published target would change.
+        edit_draft_if_changed: Option<Box<PackageRevision>>,
+    },
+}
+
+/// How a PackageVariant reconcile ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlanOutcome {
+    /// Being deleted.
+    Deleting,
+    /// Validation failed (messages joined).
+    Invalid(String),
+    /// The upstream was not found.
+    UpstreamNotFound(String),
+    /// Ensuring failed after the listed steps.
+    Failed(String),
+    /// Execute the steps, then set Ready.
+    Ensure,
+}
+
+/// The decided reconcile of a PackageVariant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// Writes, in order.
+    pub steps: Vec<Step>,
+    /// How it ends.
+    pub outcome: PlanOutcome,
+    /// Retry even when every step succeeds.
+    pub requeue: bool,
+    /// The variant's conditions as the plan sets them before its steps.
+    pub conditions: Vec<Condition>,
+}
+
+/// The mutations' result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mutated {
+    /// Every file afterwards.
+    pub files: Files,
+    /// Whether the package must be written back.
+    pub changed: bool,
+    /// Files that changed.
+    pub changed_files: Vec<String>,
+}
+
+/// Inputs of a PackageVariantSet render.
+#[derive(Debug, Clone, Copy)]
+pub struct SetInput<'a> {
+    /// The set.
+    pub set: &'a PackageVariantSet,
+    /// Revisions of its upstream package.
+    pub upstream_revisions: &'a [PackageRevision],
+    /// Repositories of its namespace.
+    pub repositories: &'a [Repository],
+    /// Objects `objectSelector` targets choose from.
+    pub objects: &'a [ClusterObject],
+    /// Its existing children.
+    pub existing: &'a [PackageVariant],
+}
+
+/// The writes bringing a set's children to the desired state.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SetRender {
+    /// To create.
+    pub create: Vec<PackageVariant>,
+    /// To update (spec replaced).
+    pub update: Vec<PackageVariant>,
+    /// To delete.
+    pub delete: Vec<PackageVariant>,
+    /// Conditions once applied.
+    pub conditions: Vec<Condition>,
+}
+
+/// The set is stalled.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetFailure {
+    /// `Stalled` reason.
+    pub reason: String,
+    /// Message.
+    pub message: String,
+    /// `Stalled=True`, `Ready=False`.
+    pub conditions: Vec<Condition>,
+}
+
+/// Every decision and package edit the reconcilers need.
+pub trait Core {
+    /// Plans one PackageVariant reconcile over the revisions it may
+    /// concern.
+    fn plan(&self, pv: &PackageVariant, prs: &[PackageRevision], now: &str) -> CoreResult<Plan>;
+    /// The three mutations of `pv` on a package (`Err`: the mutations'
+    /// own failure message).
+    fn apply_mutations(
+        &self,
+        pv: &PackageVariant,
+        namespace: &str,
+        name: &str,
+        files: &Files,
+        candidates: &[Value],
+    ) -> CoreResult<Result<Mutated, String>>;
+    /// Renders a PackageVariantSet.
+    fn render_set(&self, input: SetInput<'_>) -> CoreResult<Result<SetRender, SetFailure>>;
+    /// The content of a clone of `upstream` as package `package`.
+    fn clone_package(
+        &self,
+        upstream: &Files,
+        package: &str,
+        source: &UpstreamSource,
+    ) -> CoreResult<Result<Files, String>> {
+        Ok(pv_core::merge::prepare_clone(upstream, package, source).map_err(|e| e.to_string()))
+    }
+    /// The content of an upgrade: the three-way resource merge, with the
+    /// Kptfile pointed at the new upstream.
+    fn upgrade_package(
+        &self,
+        old_upstream: &Files,
+        new_upstream: &Files,
+        local: &Files,
+        source: &UpstreamSource,
+    ) -> CoreResult<Result<MergeOutcome, String>> {
+        Ok(
+            pv_core::merge::prepare_upgrade(old_upstream, new_upstream, local, source)
+                .map_err(|e| e.to_string()),
+        )
+    }
+    /// A short name for messages (`component` or `native`).
+    fn name(&self) -> &'static str;
+}
+
+fn to_json<T: Serialize>(op: &'static str, v: &T) -> CoreResult<String> {
+    serde_json::to_string(v).map_err(|e| CoreError::Decode {
+        operation: op,
+        message: e.to_string(),
+    })
+}
+
+fn from_json<T: DeserializeOwned>(op: &'static str, s: &str) -> CoreResult<T> {
+    serde_json::from_str(s).map_err(|e| CoreError::Decode {
+        operation: op,
+        message: e.to_string(),
+    })
+}
+
+fn condition(c: wit::Condition) -> Condition {
+    Condition {
+        type_: c.type_,
+        status: c.status,
+        observed_generation: c.observed_generation,
+        last_transition_time: c.last_transition_time,
+        reason: c.reason,
+        message: c.message,
+    }
+}
+
+fn plan_input(
+    pv: &PackageVariant,
+    prs: &[PackageRevision],
+    now: &str,
+) -> CoreResult<wit::PlanInput> {
+    Ok(wit::PlanInput {
+        package_variant: to_json("plan-reconcile", pv)?,
+        package_revisions: prs
+            .iter()
+            .map(|p| to_json("plan-reconcile", p))
+            .collect::<CoreResult<_>>()?,
+        now: now.to_string(),
+    })
+}
+
+fn decode_plan(p: wit::ReconcilePlan) -> CoreResult<Plan> {
+    const OP: &str = "plan-reconcile";
+    let pr = |s: &str| from_json::<PackageRevision>(OP, s).map(Box::new);
+    let mut steps = Vec::with_capacity(p.steps.len());
+    for s in p.steps {
+        steps.push(match s {
+            wit::PlanStep::AddFinalizer => Step::AddFinalizer,
+            wit::PlanStep::RemoveFinalizer => Step::RemoveFinalizer,
+            wit::PlanStep::UpdateRevision(u) => Step::UpdateRevision {
+                reason: match u.reason {
+                    wit::UpdateReason::Adopt => UpdateReason::Adopt,
+                    wit::UpdateReason::ProposeDeletion => UpdateReason::ProposeDeletion,
+                    wit::UpdateReason::Orphan => UpdateReason::Orphan,
+                    wit::UpdateReason::ProposeDeletionAndOrphan => {
+                        UpdateReason::ProposeDeletionAndOrphan
+                    }
+                    wit::UpdateReason::Unpropose => UpdateReason::Unpropose,
+                },
+                object: pr(&u.object)?,
+            },
+            wit::PlanStep::DeleteRevision(o) => Step::DeleteRevision(pr(&o)?),
+            wit::PlanStep::CreateDraft(d) => Step::CreateDraft {
+                kind: match d.kind {
+                    wit::DraftKind::Clone => DraftKind::Clone,
+                    wit::DraftKind::Upgrade => DraftKind::Upgrade,
+                    wit::DraftKind::Edit => DraftKind::Edit,
+                },
+                draft: pr(&d.object)?,
+            },
+            wit::PlanStep::EnsureMutations(m) => Step::EnsureMutations {
+                target: match m.target {
+                    wit::MutationTarget::Existing(o) => Target::Existing(pr(&o)?),
+                    wit::MutationTarget::Created(i) => Target::Created(i as usize),
+                },
+                edit_draft_if_changed: m.edit_draft_if_changed.as_deref().map(pr).transpose()?,
+            },
+        });
+    }
+    Ok(Plan {
+        steps,
+        outcome: match p.outcome {
+            wit::PlanOutcome::Deleting => PlanOutcome::Deleting,
+            wit::PlanOutcome::Invalid(errs) => PlanOutcome::Invalid(errs.join("; ")),
+            wit::PlanOutcome::UpstreamNotFound(m) => PlanOutcome::UpstreamNotFound(m),
+            wit::PlanOutcome::Failed(m) => PlanOutcome::Failed(m),
+            wit::PlanOutcome::Ensure => PlanOutcome::Ensure,
+        },
+        requeue: p.requeue,
+        conditions: p.conditions.into_iter().map(condition).collect(),
+    })
+}
+
+fn mutation_input(
+    pv: &PackageVariant,
+    namespace: &str,
+    name: &str,
+    files: &Files,
+    candidates: &[Value],
+) -> CoreResult<wit::MutationInput> {
+    Ok(wit::MutationInput {
+        package_variant: to_json("apply-mutations", pv)?,
+        namespace: namespace.to_string(),
+        name: name.to_string(),
+        files: files
+            .iter()
+            .map(|(p, c)| wit::File {
+                path: p.clone(),
+                content: c.clone(),
+            })
+            .collect(),
+        candidates: candidates
+            .iter()
+            .map(|c| to_json("apply-mutations", c))
+            .collect::<CoreResult<_>>()?,
+    })
+}
+
+fn decode_mutations(
+    r: Result<wit::MutationOutcome, wit::MutationError>,
+) -> CoreResult<Result<Mutated, String>> {
+    Ok(match r {
+        Ok(o) => Ok(Mutated {
+            files: o.files.into_iter().map(|f| (f.path, f.content)).collect(),
+            changed: o.changed,
+            changed_files: o.changed_files,
+        }),
+        Err(wit::MutationError::Failed(m)) => Err(m),
+        Err(wit::MutationError::InvalidInput(m)) => {
+            return Err(CoreError::Decode {
+                operation: "apply-mutations",
+                message: m,
+            })
+        }
+    })
+}
+
+fn list<T: Serialize>(v: &[T]) -> CoreResult<Vec<String>> {
+    v.iter()
+        .map(|x| to_json("render-package-variant-set", x))
+        .collect()
+}
+
+fn render_input(input: SetInput<'_>) -> CoreResult<wit::RenderInput> {
+    const OP: &str = "render-package-variant-set";
+    let mut kinds: Vec<wit::ObjectKind> = Vec::new();
+    for o in input.objects {
+        if !kinds
+            .iter()
+            .any(|k| k.api_version == o.api_version && k.kind == o.kind)
+        {
+            kinds.push(wit::ObjectKind {
+                api_version: o.api_version.clone(),
+                kind: o.kind.clone(),
+            });
+        }
+    }
+    Ok(wit::RenderInput {
+        package_variant_set: to_json(OP, input.set)?,
+        upstream_revisions: list(input.upstream_revisions)?,
+        repositories: list(input.repositories)?,
+        target_kinds: kinds,
+        target_objects: list(input.objects)?,
+        existing: list(input.existing)?,
+        limits: None,
+    })
+}
+
+fn decode_render(
+    r: Result<wit::RenderOutcome, wit::RenderError>,
+) -> CoreResult<Result<SetRender, SetFailure>> {
+    const OP: &str = "render-package-variant-set";
+    let pvs = |v: Vec<String>| -> CoreResult<Vec<PackageVariant>> {
+        v.iter().map(|s| from_json(OP, s)).collect()
+    };
+    Ok(match r {
+        Ok(o) => Ok(SetRender {
+            create: pvs(o.plan.create)?,
+            update: pvs(o.plan.update)?,
+            delete: pvs(o.plan.delete)?,
+            conditions: o.conditions.into_iter().map(condition).collect(),
+        }),
+        Err(wit::RenderError::Stalled(f)) => Err(SetFailure {
+            reason: f.reason,
+            message: f.message,
+            conditions: f.conditions.into_iter().map(condition).collect(),
+        }),
+        Err(wit::RenderError::InvalidInput(m)) => {
+            return Err(CoreError::Decode {
+                operation: OP,
+                message: m,
+            })
+        }
+    })
+}
+
+/// The core compiled into this binary.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NativeCore;
+
+impl Core for NativeCore {
+    fn plan(&self, pv: &PackageVariant, prs: &[PackageRevision], now: &str) -> CoreResult<Plan> {
+        let input = plan_input(pv, prs, now)?;
+        let plan =
+            crate::component::native::plan_reconcile(&input).map_err(|m| CoreError::Decode {
+                operation: "plan-reconcile",
+                message: m,
+            })?;
+        decode_plan(plan)
+    }
+
+    fn apply_mutations(
+        &self,
+        pv: &PackageVariant,
+        namespace: &str,
+        name: &str,
+        files: &Files,
+        candidates: &[Value],
+    ) -> CoreResult<Result<Mutated, String>> {
+        let input = mutation_input(pv, namespace, name, files, candidates)?;
+        decode_mutations(crate::component::native::apply_mutations(&input))
+    }
+
+    fn render_set(&self, input: SetInput<'_>) -> CoreResult<Result<SetRender, SetFailure>> {
+        let input = render_input(input)?;
+        decode_render(crate::component::native::render_package_variant_set(&input))
+    }
+
+    fn name(&self) -> &'static str {
+        "native"
+    }
+}
+
+/// The embedded WebAssembly component.
+#[derive(Debug)]
+pub struct ComponentCore(pub CoreComponent);
+
+impl ComponentCore {
+    /// Loads the embedded component with its default limits.
+    pub fn load() -> CoreResult<Self> {
+        Ok(ComponentCore(CoreComponent::new()?))
+    }
+}
+
+impl Core for ComponentCore {
+    fn plan(&self, pv: &PackageVariant, prs: &[PackageRevision], now: &str) -> CoreResult<Plan> {
+        let input = plan_input(pv, prs, now)?;
+        let plan = self
+            .0
+            .plan_reconcile(&input)?
+            .map_err(|m| CoreError::Decode {
+                operation: "plan-reconcile",
+                message: m,
+            })?;
+        decode_plan(plan)
+    }
+
+    fn apply_mutations(
+        &self,
+        pv: &PackageVariant,
+        namespace: &str,
+        name: &str,
+        files: &Files,
+        candidates: &[Value],
+    ) -> CoreResult<Result<Mutated, String>> {
+        let input = mutation_input(pv, namespace, name, files, candidates)?;
+        decode_mutations(self.0.apply_mutations(&input)?)
+    }
+
+    fn render_set(&self, input: SetInput<'_>) -> CoreResult<Result<SetRender, SetFailure>> {
+        let input = render_input(input)?;
+        decode_render(self.0.render_package_variant_set(&input)?)
+    }
+
+    fn name(&self) -> &'static str {
+        "component"
+    }
+}

@@ -1,0 +1,451 @@
+//! The `porch-variants local` and `porch-variants rpkg` commands.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use pv_core::api::package_revision::Lifecycle;
+use pv_core::api::PackageRevision;
+use serde::Serialize;
+
+use super::{read_objects, repo_configs, LocalObjects};
+use crate::engine_api::{ComponentCore, Core, NativeCore};
+use crate::reconcile::{run_to_fixed_point, Ctx, Progress, RunReport};
+use crate::store::faulty::{CallCounts, FaultPlan, Faulty};
+use crate::store::git::{init_bare, GitRevisions};
+use crate::store::{NewRevision, PackageRevisionStore, PrFilter, StoreError};
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Output {
+    /// Lines for people.
+    #[default]
+    Text,
+    /// One JSON document for scripts.
+    Json,
+}
+
+/// Options of `porch-variants local`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LocalArgs {
+    /// The directory (objects as YAML files, repositories under repos/).
+    pub dir: PathBuf,
+    /// Create missing repositories and publish the seed packages under
+    /// packages/<repo>/<package>/ first.
+    #[arg(long)]
+    pub init: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Output::Text)]
+    pub output: Output,
+    /// Use the core compiled into this binary instead of the embedded
+    /// WebAssembly component.
+    #[arg(long)]
+    pub native_core: bool,
+    /// Most reconcile passes before giving up on a fixed point.
+    #[arg(long, default_value_t = 10)]
+    pub max_passes: usize,
+    /// No progress bar.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+/// What a local run did (the JSON output).
+#[derive(Debug, Serialize)]
+pub struct LocalSummary {
+    /// The run.
+    #[serde(flatten)]
+    pub report: RunReport,
+    /// Store calls.
+    pub store_calls: CallCounts,
+    /// Which core decided (`component` or `native`).
+    pub core: &'static str,
+    /// Wall time of the reconcile, in seconds.
+    pub seconds: f64,
+    /// Packages published by `--init`.
+    pub seeded: Vec<String>,
+}
+
+/// Errors of the local commands.
+#[derive(Debug, thiserror::Error)]
+pub enum LocalError {
+    /// A store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The core could not be loaded.
+    #[error(transparent)]
+    Core(#[from] crate::engine_api::CoreError),
+    /// The reconcile failed.
+    #[error(transparent)]
+    Reconcile(#[from] crate::reconcile::ReconcileError),
+    /// Bad usage.
+    #[error("{0}")]
+    Usage(String),
+}
+
+/// RFC 3339 now, to the second.
+pub fn now() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+struct Bar(Option<indicatif::ProgressBar>);
+
+impl Progress for Bar {
+    fn start_pass(&self, pass: usize, total: usize) {
+        if let Some(b) = &self.0 {
+            b.set_length(total as u64);
+            b.set_position(0);
+            b.set_message(format!("pass {pass}"));
+        }
+    }
+    fn tick(&self) {
+        if let Some(b) = &self.0 {
+            b.inc(1);
+        }
+    }
+    fn finish(&self) {
+        if let Some(b) = &self.0 {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// Opens the Git repositories of `dir` (creating missing ones and
+/// publishing seed packages when `init`); returns the store and the seeded
+/// revisions.
+pub fn open_repositories(
+    dir: &Path,
+    init: bool,
+) -> Result<(GitRevisions, Vec<String>), LocalError> {
+    let objects = read_objects(dir)?;
+    let configs = repo_configs(dir, &objects);
+    if init {
+        for c in &configs {
+            if !c.path.exists() {
+                init_bare(&c.path, &c.branch)?;
+            }
+        }
+    }
+    let store = GitRevisions::open(configs.clone())?;
+    let mut seeded = Vec::new();
+    if init {
+        for c in &configs {
+            let seeds = dir.join("packages").join(&c.name);
+            let Ok(entries) = std::fs::read_dir(&seeds) else {
+                continue;
+            };
+            let mut pkgs: Vec<PathBuf> = entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.is_dir())
+                .collect();
+            pkgs.sort();
+            for p in pkgs {
+                let package = p
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .unwrap_or_default()
+                    .to_string();
+                if !store
+                    .list(&c.namespace, &PrFilter::package(&c.name, &package))?
+                    .is_empty()
+                {
+                    continue;
+                }
+                let name = publish_seed(&store, &c.namespace, &c.name, &package, &p)?;
+                seeded.push(name);
+            }
+        }
+    }
+    Ok((store, seeded))
+}
+
+/// Reads a directory as package files.
+pub fn read_package_dir(dir: &Path) -> Result<crate::store::Files, LocalError> {
+    let mut files = crate::store::Files::new();
+    fn walk(root: &Path, d: &Path, files: &mut crate::store::Files) -> Result<(), LocalError> {
+        let entries =
+            std::fs::read_dir(d).map_err(StoreError::io(format!("reading {}", d.display())))?;
+        for e in entries.filter_map(Result::ok) {
+            let p = e.path();
+            if p.is_dir() {
+                walk(root, &p, files)?;
+            } else {
+                let rel = p
+                    .strip_prefix(root)
+                    .unwrap_or(&p)
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                let text = std::fs::read_to_string(&p)
+                    .map_err(StoreError::io(format!("reading {}", p.display())))?;
+                files.insert(rel, text);
+            }
+        }
+        Ok(())
+    }
+    walk(dir, dir, &mut files)?;
+    Ok(files)
+}
+
+/// Creates `package` in `repo` from `files`' directory with an `init` task
+/// and publishes it (v1 when new).
+pub fn publish_seed(
+    store: &dyn PackageRevisionStore,
+    ns: &str,
+    repo: &str,
+    package: &str,
+    dir: &Path,
+) -> Result<String, LocalError> {
+    let files = read_package_dir(dir)?;
+    publish_files(store, ns, repo, package, "v1", files, "init")
+}
+
+/// Creates a draft of `package` with `files` and publishes it.
+pub fn publish_files(
+    store: &dyn PackageRevisionStore,
+    ns: &str,
+    repo: &str,
+    package: &str,
+    workspace: &str,
+    files: crate::store::Files,
+    task: &str,
+) -> Result<String, LocalError> {
+    let mut pr = PackageRevision::default();
+    pr.metadata.namespace = ns.to_string();
+    pr.spec.repository = repo.to_string();
+    pr.spec.package_name = package.to_string();
+    pr.spec.workspace_name = workspace.to_string();
+    pr.spec.tasks = vec![pv_core::api::Task {
+        type_: task.to_string(),
+        ..Default::default()
+    }];
+    let created = store.create(NewRevision {
+        revision: pr,
+        files,
+        upstream_lock: None,
+    })?;
+    let name = created.metadata.name;
+    store.update_lifecycle(ns, &name, Lifecycle::Proposed)?;
+    let published = store.update_lifecycle(ns, &name, Lifecycle::Published)?;
+    Ok(format!("{name} (revision {})", published.spec.revision))
+}
+
+/// `porch-variants local <dir>`.
+pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
+    let dir = &args.dir;
+    if !dir.is_dir() {
+        return Err(LocalError::Usage(format!(
+            "{} is not a directory",
+            dir.display()
+        )));
+    }
+    let (git, seeded) = open_repositories(dir, args.init)?;
+    let now = now();
+    let objects = LocalObjects::load(dir, &read_objects(dir)?, &now)?;
+    let core: Box<dyn Core> = if args.native_core {
+        Box::new(NativeCore)
+    } else {
+        Box::new(ComponentCore::load()?)
+    };
+    let plan = FaultPlan::counting();
+    let revisions = Faulty::new(&git, plan.clone());
+    let objects = Faulty::new(objects, plan.clone());
+    let ctx = Ctx {
+        revisions: &revisions,
+        objects: &objects,
+        core: core.as_ref(),
+        now,
+    };
+    let show_bar = !args.no_progress && args.output == Output::Text;
+    let bar = Bar(show_bar.then(|| {
+        let b = indicatif::ProgressBar::with_draw_target(
+            Some(0),
+            indicatif::ProgressDrawTarget::stderr(),
+        );
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} {elapsed}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b.enable_steady_tick(Duration::from_millis(200));
+        b
+    }));
+    let started = Instant::now();
+    let report = run_to_fixed_point(&ctx, args.max_passes, &bar)?;
+    let seconds = started.elapsed().as_secs_f64();
+    let ok = report.converged && report.errors.is_empty();
+    Ok((
+        LocalSummary {
+            report,
+            store_calls: plan.counts(),
+            core: core.name(),
+            seconds,
+            seeded,
+        },
+        ok,
+    ))
+}
+
+/// Prints a summary as text.
+pub fn print_text(s: &LocalSummary) {
+    for seed in &s.seeded {
+        println!("seeded {seed}");
+    }
+    for e in &s.report.events {
+        if e.detail.is_empty() {
+            println!("{}: {}", e.object, e.action);
+        } else {
+            println!("{}: {}: {}", e.object, e.action, e.detail);
+        }
+    }
+    for e in &s.report.errors {
+        println!("{}: error: {}", e.object, e.detail);
+    }
+    println!(
+        "{} PackageVariantSet(s), {} PackageVariant(s): {} write(s) in {} pass(es), {}; {} store reads, {} store writes; {:.2}s ({} core)",
+        s.report.package_variant_sets,
+        s.report.package_variants,
+        s.report.events.len(),
+        s.report.passes,
+        if s.report.converged { "converged" } else { "NOT converged" },
+        s.store_calls.reads,
+        s.store_calls.writes,
+        s.seconds,
+        s.core
+    );
+}
+
+/// `porch-variants rpkg` subcommands.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum RpkgCommand {
+    /// List package revisions.
+    List {
+        /// Only this repository.
+        #[arg(long)]
+        repo: Option<String>,
+        /// Only this package.
+        #[arg(long)]
+        package: Option<String>,
+    },
+    /// Propose drafts for approval.
+    Propose(Names),
+    /// Publish proposed revisions.
+    Approve(Names),
+    /// Send proposed revisions back to draft.
+    Reject(Names),
+    /// Propose the deletion of published revisions.
+    ProposeDelete(Names),
+    /// Delete drafts, proposed revisions, or revisions whose deletion was
+    /// proposed.
+    Delete(Names),
+}
+
+/// Revisions to act on.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Names {
+    /// Revision names (`<repo>.<package>.<workspace>`).
+    pub names: Vec<String>,
+    /// Every revision in the lifecycle the command applies to.
+    #[arg(long)]
+    pub all: bool,
+}
+
+/// `porch-variants rpkg --dir <dir> <command>`.
+pub fn run_rpkg(
+    dir: &Path,
+    namespace: &str,
+    cmd: &RpkgCommand,
+    output: Output,
+) -> Result<(), LocalError> {
+    let (git, _) = open_repositories(dir, false)?;
+    let select = |names: &Names, from: &[Lifecycle]| -> Result<Vec<String>, LocalError> {
+        if names.all {
+            Ok(git
+                .list(namespace, &PrFilter::default())?
+                .into_iter()
+                .filter(|p| from.contains(&p.spec.lifecycle))
+                .map(|p| p.metadata.name)
+                .collect())
+        } else if names.names.is_empty() {
+            Err(LocalError::Usage("name revisions or pass --all".into()))
+        } else {
+            Ok(names.names.clone())
+        }
+    };
+    let act = |names: Vec<String>, to: Option<Lifecycle>, verb: &str| -> Result<(), LocalError> {
+        for name in names {
+            match to {
+                Some(l) => {
+                    let pr = git.update_lifecycle(namespace, &name, l)?;
+                    if pr.spec.revision > 0 {
+                        println!("{name} {verb} (revision {})", pr.spec.revision);
+                    } else {
+                        println!("{name} {verb}");
+                    }
+                }
+                None => {
+                    git.delete(namespace, &name)?;
+                    println!("{name} {verb}");
+                }
+            }
+        }
+        Ok(())
+    };
+    match cmd {
+        RpkgCommand::List { repo, package } => {
+            let filter = PrFilter {
+                repository: repo.clone(),
+                package: package.clone(),
+                owner_uid: None,
+            };
+            let prs = git.list(namespace, &filter)?;
+            match output {
+                Output::Json => {
+                    println!("{}", serde_json::to_string_pretty(&prs).unwrap_or_default())
+                }
+                Output::Text => {
+                    println!(
+                        "{:<60} {:<30} {:<24} {:>8} {:<7} {:<16} REPOSITORY",
+                        "NAME", "PACKAGE", "WORKSPACE", "REVISION", "LATEST", "LIFECYCLE"
+                    );
+                    for p in prs {
+                        let latest = p
+                            .metadata
+                            .labels
+                            .get(pv_core::api::package_revision::LATEST_REVISION_LABEL)
+                            .cloned()
+                            .unwrap_or_default();
+                        println!(
+                            "{:<60} {:<30} {:<24} {:>8} {:<7} {:<16} {}",
+                            p.metadata.name,
+                            p.spec.package_name,
+                            p.spec.workspace_name,
+                            p.spec.revision,
+                            latest,
+                            format!("{:?}", p.spec.lifecycle),
+                            p.spec.repository
+                        );
+                    }
+                }
+            }
+            Ok(())
+        }
+        RpkgCommand::Propose(n) => act(
+            select(n, &[Lifecycle::Draft])?,
+            Some(Lifecycle::Proposed),
+            "proposed",
+        ),
+        RpkgCommand::Approve(n) => act(
+            select(n, &[Lifecycle::Proposed])?,
+            Some(Lifecycle::Published),
+            "approved",
+        ),
+        RpkgCommand::Reject(n) => act(
+            select(n, &[Lifecycle::Proposed])?,
+            Some(Lifecycle::Draft),
+            "rejected",
+        ),
+        RpkgCommand::ProposeDelete(n) => act(
+            select(n, &[Lifecycle::Published])?,
+            Some(Lifecycle::DeletionProposed),
+            "deletion proposed",
+        ),
+        RpkgCommand::Delete(n) => act(select(n, &[Lifecycle::DeletionProposed])?, None, "deleted"),
+    }
+}

@@ -1,0 +1,205 @@
+//! The PackageVariant and PackageVariantSet reconcilers, written once
+//! against the store traits ([`crate::store`]) and the core
+//! ([`crate::engine_api::Core`]): they read from the stores, ask the core
+//! what to do and what the package should contain, and write the answer
+//! back. Data flows one way: store → reconciler → core → store.
+//!
+//! * [`package_variant`] — one PackageVariant;
+//! * [`package_variant_set`] — one PackageVariantSet;
+//! * [`source`] — the content of a new draft (clone, upgrade, edit);
+//! * [`run_to_fixed_point`] — every set, then every variant, pass after pass
+//!   until a pass writes nothing.
+
+pub mod package_variant;
+pub mod package_variant_set;
+pub mod source;
+
+use pv_core::variantset::types::KIND as PVS_KIND;
+use serde::Serialize;
+
+use crate::engine_api::{Core, CoreError};
+use crate::store::{ObjectStore, PackageRevisionStore, StoreError};
+
+/// What the reconcilers work with.
+pub struct Ctx<'a> {
+    /// PackageRevisions.
+    pub revisions: &'a dyn PackageRevisionStore,
+    /// Other objects.
+    pub objects: &'a dyn ObjectStore,
+    /// Decisions and package edits.
+    pub core: &'a dyn Core,
+    /// RFC 3339 time stamped on changed conditions.
+    pub now: String,
+}
+
+/// A reconcile could not complete.
+#[derive(Debug, thiserror::Error)]
+pub enum ReconcileError {
+    /// A store call failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The core could not be called.
+    #[error(transparent)]
+    Core(#[from] CoreError),
+    /// The core refused (its message).
+    #[error("{0}")]
+    Refused(String),
+}
+
+impl ReconcileError {
+    /// Whether the process should stop (a simulated crash).
+    pub fn is_fatal(&self) -> bool {
+        matches!(self, ReconcileError::Store(StoreError::Injected(_)))
+    }
+}
+
+/// One thing a reconcile did (every write is one event).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Event {
+    /// `PackageVariant default/x`, `PackageRevision r.p.ws`, ...
+    pub object: String,
+    /// What happened (`created clone draft`, `mutated`, ...).
+    pub action: String,
+    /// Details (the revision created, the error, ...).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+}
+
+impl Event {
+    /// An event.
+    pub fn new(
+        object: impl Into<String>,
+        action: impl Into<String>,
+        detail: impl Into<String>,
+    ) -> Self {
+        Event {
+            object: object.into(),
+            action: action.into(),
+            detail: detail.into(),
+        }
+    }
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RunReport {
+    /// Passes made (the last one wrote nothing, unless `converged` is false).
+    pub passes: usize,
+    /// Whether the last pass wrote nothing.
+    pub converged: bool,
+    /// Every write, in order.
+    pub events: Vec<Event>,
+    /// Errors (objects whose reconcile failed in the last pass).
+    pub errors: Vec<Event>,
+    /// PackageVariants reconciled in the last pass.
+    pub package_variants: usize,
+    /// PackageVariantSets reconciled in the last pass.
+    pub package_variant_sets: usize,
+}
+
+/// Progress callbacks of a run.
+pub trait Progress {
+    /// A pass starts over `total` objects.
+    fn start_pass(&self, pass: usize, total: usize);
+    /// One object done.
+    fn tick(&self);
+    /// The run is over.
+    fn finish(&self);
+}
+
+/// No progress output.
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn start_pass(&self, _: usize, _: usize) {}
+    fn tick(&self) {}
+    fn finish(&self) {}
+}
+
+/// Deletes PackageVariants whose controlling PackageVariantSet is gone
+/// (Kubernetes' garbage collection of owned objects).
+fn collect_orphans(ctx: &Ctx<'_>, events: &mut Vec<Event>) -> Result<(), ReconcileError> {
+    let sets = ctx.objects.list_package_variant_sets(None)?;
+    for pv in ctx.objects.list_package_variants(None)? {
+        if pv.metadata.deletion_timestamp.is_some() {
+            continue;
+        }
+        let owner = pv
+            .metadata
+            .owner_references
+            .iter()
+            .find(|o| o.kind == PVS_KIND && o.controller == Some(true));
+        if let Some(owner) = owner {
+            if !sets.iter().any(|s| s.metadata.uid == owner.uid) {
+                ctx.objects
+                    .delete_package_variant(&pv.metadata.namespace, &pv.metadata.name)?;
+                events.push(Event::new(
+                    format!(
+                        "PackageVariant {}/{}",
+                        pv.metadata.namespace, pv.metadata.name
+                    ),
+                    "deleted",
+                    format!("its PackageVariantSet {} is gone", owner.name),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Reconciles every PackageVariantSet, then every PackageVariant, pass
+/// after pass, until a pass writes nothing (at most `max_passes`). A failed
+/// object is reported and the run goes on; a fatal store error (a
+/// simulated crash) ends the run with that error.
+pub fn run_to_fixed_point(
+    ctx: &Ctx<'_>,
+    max_passes: usize,
+    progress: &dyn Progress,
+) -> Result<RunReport, ReconcileError> {
+    let mut report = RunReport::default();
+    for pass in 1..=max_passes.max(1) {
+        report.passes = pass;
+        let mut events = Vec::new();
+        let mut errors = Vec::new();
+        collect_orphans(ctx, &mut events)?;
+        let sets = ctx.objects.list_package_variant_sets(None)?;
+        let pvs_before = ctx.objects.list_package_variants(None)?.len();
+        progress.start_pass(pass, sets.len() + pvs_before);
+        for set in &sets {
+            let subject = format!(
+                "PackageVariantSet {}/{}",
+                set.metadata.namespace, set.metadata.name
+            );
+            match package_variant_set::reconcile(ctx, set, &mut events) {
+                Ok(()) => {}
+                Err(e) if e.is_fatal() => return Err(e),
+                Err(e) => errors.push(Event::new(subject, "error", e.to_string())),
+            }
+            progress.tick();
+        }
+        let pvs = ctx.objects.list_package_variants(None)?;
+        for pv in &pvs {
+            let subject = format!(
+                "PackageVariant {}/{}",
+                pv.metadata.namespace, pv.metadata.name
+            );
+            match package_variant::reconcile(ctx, pv, &mut events) {
+                Ok(()) => {}
+                Err(e) if e.is_fatal() => return Err(e),
+                Err(e) => errors.push(Event::new(subject, "error", e.to_string())),
+            }
+            progress.tick();
+        }
+        report.package_variants = pvs.len();
+        report.package_variant_sets = sets.len();
+        report.errors = errors;
+        let quiet = events.is_empty();
+        report.events.extend(events);
+        if quiet {
+            report.converged = true;
+            break;
+        }
+    }
+    progress.finish();
+    Ok(report)
+}

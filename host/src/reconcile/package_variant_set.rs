@@ -1,0 +1,110 @@
+//! One PackageVariantSet reconcile: gather the upstream's revisions, the
+//! namespace's Repositories and objects and the set's children, let the
+//! core render the children and the sync plan, apply it (deletions, then
+//! updates, then creations), and write the status when it changed.
+
+use pv_core::variantset::naming::OWNER_LABEL;
+use pv_core::variantset::{status, ClusterObject, PackageVariantSet};
+
+use super::{Ctx, Event, ReconcileError};
+use crate::engine_api::SetInput;
+use crate::store::PrFilter;
+
+fn subject(pvs: &PackageVariantSet) -> String {
+    format!(
+        "PackageVariantSet {}/{}",
+        pvs.metadata.namespace, pvs.metadata.name
+    )
+}
+
+/// Reconciles one PackageVariantSet; every write is appended to `events`.
+pub fn reconcile(
+    ctx: &Ctx<'_>,
+    pvs: &PackageVariantSet,
+    events: &mut Vec<Event>,
+) -> Result<(), ReconcileError> {
+    let ns = pvs.metadata.namespace.as_str();
+    let upstream_revisions = match &pvs.spec.upstream {
+        Some(up) => ctx
+            .revisions
+            .list(ns, &PrFilter::package(&up.repo, &up.package))?,
+        None => Vec::new(),
+    };
+    let repositories = ctx.objects.list_repositories(ns)?;
+    let objects: Vec<ClusterObject> = ctx
+        .objects
+        .list_objects(ns)?
+        .into_iter()
+        .filter_map(|v| serde_json::from_value(v).ok())
+        .collect();
+    let existing: Vec<_> = ctx
+        .objects
+        .list_package_variants(Some(ns))?
+        .into_iter()
+        .filter(|pv| pv.metadata.labels.get(OWNER_LABEL) == Some(&pvs.metadata.uid))
+        .collect();
+    let rendered = ctx.core.render_set(SetInput {
+        set: pvs,
+        upstream_revisions: &upstream_revisions,
+        repositories: &repositories,
+        objects: &objects,
+        existing: &existing,
+    })?;
+    let conditions = match rendered {
+        Err(failure) => failure.conditions,
+        Ok(plan) => {
+            let mut write = || -> Result<(), ReconcileError> {
+                for pv in &plan.delete {
+                    if pv.metadata.deletion_timestamp.is_some() {
+                        continue;
+                    }
+                    ctx.objects
+                        .delete_package_variant(&pv.metadata.namespace, &pv.metadata.name)?;
+                    events.push(Event::new(
+                        subject(pvs),
+                        "deleted PackageVariant",
+                        format!("{} (target removed)", pv.metadata.name),
+                    ));
+                }
+                for pv in &plan.update {
+                    ctx.objects.update_package_variant(pv)?;
+                    events.push(Event::new(
+                        subject(pvs),
+                        "updated PackageVariant",
+                        pv.metadata.name.clone(),
+                    ));
+                }
+                for pv in &plan.create {
+                    ctx.objects.create_package_variant(pv)?;
+                    events.push(Event::new(
+                        subject(pvs),
+                        "created PackageVariant",
+                        pv.metadata.name.clone(),
+                    ));
+                }
+                Ok(())
+            };
+            match write() {
+                Ok(()) => plan.conditions,
+                Err(e) if e.is_fatal() => return Err(e),
+                Err(e) => status::write_failed(&e.to_string()),
+            }
+        }
+    };
+    let mut new_status = pvs.status.clone();
+    status::apply(&mut new_status, &conditions, &ctx.now);
+    if new_status != pvs.status {
+        let mut updated = pvs.clone();
+        updated.status = new_status;
+        ctx.objects.update_package_variant_set_status(&updated)?;
+        let ready = updated
+            .status
+            .conditions
+            .iter()
+            .find(|c| c.type_ == status::READY)
+            .map(|c| format!("Ready={} {}: {}", c.status, c.reason, c.message))
+            .unwrap_or_default();
+        events.push(Event::new(subject(pvs), "status updated", ready));
+    }
+    Ok(())
+}

@@ -1,0 +1,1034 @@
+//! PackageRevisions on local Git repositories, laid out as Porch lays out a
+//! Git repository (libgit2 through `git2`, real commits, no `git` process):
+//!
+//! | lifecycle | where |
+//! |---|---|
+//! | Draft | branch `drafts/<package>/<workspace>` |
+//! | Proposed | branch `proposed/<package>/<workspace>` |
+//! | Published | tag `<package>/v<N>` on a commit merged into the main branch (the package as a directory) |
+//! | DeletionProposed | the tag, plus branch `deletionProposed/<package>/<workspace>` |
+//!
+//! Package paths are under the Repository's `spec.git.directory`. Revision
+//! numbers are assigned when a revision is published (highest + 1). Every
+//! commit message ends with Porch's `kpt:` annotation
+//! (`{"package":…,"workspaceName":…,"revision":…}`), which is how a tag's
+//! workspace name is known.
+//!
+//! **Metadata** (labels, annotations, owner references, the task that made
+//! the revision and its upstream lock) is not package content, and Porch
+//! keeps it outside Git. Here it lives in the same repository under the ref
+//! `refs/porch-variants/metadata`: one JSON file per revision
+//! (`<package>/<workspace>.json`), each change a commit (so the history is
+//! an audit log). A draft is created by writing its metadata first and its
+//! branch second: an interrupted create leaves at most an unused metadata
+//! file, which the next create of that workspace overwrites; it never
+//! leaves a draft without its owner references (which would make the
+//! variant create a second one, kpt#3877).
+//!
+//! Lifecycle moves are ordered the same way (new ref before old ref is
+//! removed; tag before the main branch moves), and listing resolves the
+//! leftovers of an interrupted move: the same workspace on a draft and a
+//! proposed branch reads as proposed, on a tag and a branch as published.
+//! The `kpt.dev/latest-revision` label is computed when listing, so it is
+//! true on exactly the highest published revision.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use git2::{ObjectType, Oid, Repository, Signature, Tree};
+use pv_core::api::package_revision::{GitLock, Lifecycle, Locator, Task};
+use pv_core::api::{ObjectMeta, OwnerReference, PackageRevision, PackageRevisionResources};
+use serde::{Deserialize, Serialize};
+
+use super::memory::{check_transition, copy_metadata, resources_of};
+use super::{
+    mark_latest, revision_name, Files, NewRevision, PackageRevisionStore, PrFilter, StoreError,
+    StoreResult,
+};
+
+/// The ref holding revision metadata.
+pub const METADATA_REF: &str = "refs/porch-variants/metadata";
+
+/// One repository as a Repository object describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GitRepoConfig {
+    /// Repository name (`metadata.name`).
+    pub name: String,
+    /// Namespace of the Repository (and of its PackageRevisions).
+    pub namespace: String,
+    /// The Git repository on disk.
+    pub path: PathBuf,
+    /// Main branch (`spec.git.branch`, default `main`).
+    pub branch: String,
+    /// Directory of the packages in the repository (`spec.git.directory`).
+    pub directory: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+struct RevisionMeta {
+    #[serde(default)]
+    labels: BTreeMap<String, String>,
+    #[serde(default)]
+    annotations: BTreeMap<String, String>,
+    #[serde(default)]
+    owner_references: Vec<OwnerReference>,
+    #[serde(default)]
+    tasks: Vec<Task>,
+    #[serde(default)]
+    upstream_lock: Option<Locator>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct KptAnnotation {
+    package: String,
+    workspace_name: String,
+    #[serde(default)]
+    revision: String,
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    pr: PackageRevision,
+    commit: Oid,
+}
+
+struct RepoState {
+    repo: Repository,
+    entries: Option<Vec<Entry>>,
+    /// UIDs in the owner references of `entries` (skips a repository when
+    /// listing by owner).
+    owners: std::collections::BTreeSet<String>,
+}
+
+struct RepoHandle {
+    cfg: GitRepoConfig,
+    state: Mutex<RepoState>,
+}
+
+/// PackageRevisions of a set of local Git repositories.
+pub struct GitRevisions {
+    repos: BTreeMap<(String, String), RepoHandle>,
+    signature: (String, String),
+}
+
+fn sig(s: &(String, String)) -> StoreResult<Signature<'static>> {
+    Signature::now(&s.0, &s.1).map_err(StoreError::git("making the commit signature"))
+}
+
+fn not_found(ns: &str, name: &str) -> StoreError {
+    StoreError::NotFound {
+        kind: "PackageRevision",
+        namespace: ns.to_string(),
+        name: name.to_string(),
+    }
+}
+
+/// Creates a bare repository at `path` with an empty first commit on
+/// `branch` (what `porch-variants local --init` and the tests start from).
+pub fn init_bare(path: &Path, branch: &str) -> StoreResult<()> {
+    let repo =
+        Repository::init_bare(path).map_err(StoreError::git(format!("init {}", path.display())))?;
+    repo.set_head(&format!("refs/heads/{branch}"))
+        .map_err(StoreError::git("setting HEAD"))?;
+    ensure_branch(
+        &repo,
+        branch,
+        &("porch-variants".into(), "porch-variants@localhost".into()),
+    )
+}
+
+fn ensure_branch(repo: &Repository, branch: &str, who: &(String, String)) -> StoreResult<()> {
+    let refname = format!("refs/heads/{branch}");
+    if repo.find_reference(&refname).is_ok() {
+        return Ok(());
+    }
+    let empty = repo
+        .treebuilder(None)
+        .and_then(|b| b.write())
+        .map_err(StoreError::git("writing the empty tree"))?;
+    let tree = repo
+        .find_tree(empty)
+        .map_err(StoreError::git("reading the empty tree"))?;
+    let s = sig(who)?;
+    repo.commit(Some(&refname), &s, &s, "Initial commit", &tree, &[])
+        .map_err(StoreError::git(format!("creating branch {branch}")))?;
+    Ok(())
+}
+
+impl GitRevisions {
+    /// Opens the repositories (each must exist; a missing main branch is
+    /// created with an empty commit, as Porch's `createBranch`).
+    pub fn open(configs: Vec<GitRepoConfig>) -> StoreResult<Self> {
+        let signature = (
+            "porch-variants".to_string(),
+            "porch-variants@localhost".to_string(),
+        );
+        let mut repos = BTreeMap::new();
+        for cfg in configs {
+            let repo = Repository::open(&cfg.path).map_err(StoreError::git(format!(
+                "opening repository {} at {}",
+                cfg.name,
+                cfg.path.display()
+            )))?;
+            ensure_branch(&repo, &cfg.branch, &signature)?;
+            repos.insert(
+                (cfg.namespace.clone(), cfg.name.clone()),
+                RepoHandle {
+                    cfg,
+                    state: Mutex::new(RepoState {
+                        repo,
+                        entries: None,
+                        owners: Default::default(),
+                    }),
+                },
+            );
+        }
+        Ok(GitRevisions { repos, signature })
+    }
+
+    fn handle(&self, ns: &str, repo: &str) -> StoreResult<&RepoHandle> {
+        self.repos
+            .get(&(ns.to_string(), repo.to_string()))
+            .ok_or_else(|| StoreError::Invalid(format!("no repository {ns}/{repo}")))
+    }
+
+    /// Finds the repository of a revision by name (`<repo>.<pkg>.<ws>`).
+    fn find(&self, ns: &str, name: &str) -> StoreResult<(&RepoHandle, Entry)> {
+        for ((rns, rname), handle) in &self.repos {
+            if rns != ns || !name.starts_with(&format!("{rname}.")) {
+                continue;
+            }
+            let mut st = lock(handle);
+            let entries = load(handle, &mut st)?;
+            if let Some(e) = entries.iter().find(|e| e.pr.metadata.name == name) {
+                return Ok((handle, e.clone()));
+            }
+        }
+        Err(not_found(ns, name))
+    }
+}
+
+fn lock(h: &RepoHandle) -> MutexGuard<'_, RepoState> {
+    h.state.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn pkg_path(cfg: &GitRepoConfig, package: &str) -> String {
+    let dir = cfg.directory.trim_matches('/');
+    if dir.is_empty() {
+        package.to_string()
+    } else {
+        format!("{dir}/{package}")
+    }
+}
+
+fn meta_path(package: &str, ws: &str) -> String {
+    format!("{package}/{ws}.json")
+}
+
+fn read_blob_at(repo: &Repository, tree: &Tree<'_>, path: &str) -> Option<Vec<u8>> {
+    let entry = tree.get_path(Path::new(path)).ok()?;
+    let blob = repo.find_blob(entry.id()).ok()?;
+    Some(blob.content().to_vec())
+}
+
+fn meta_tree(repo: &Repository) -> StoreResult<Option<(Oid, Oid)>> {
+    match repo.find_reference(METADATA_REF) {
+        Ok(r) => {
+            let commit = r
+                .peel_to_commit()
+                .map_err(StoreError::git("reading the metadata ref"))?;
+            Ok(Some((commit.id(), commit.tree_id())))
+        }
+        Err(_) => Ok(None),
+    }
+}
+
+/// Scans refs into revisions (cached until the next write).
+fn load<'a>(h: &RepoHandle, st: &'a mut RepoState) -> StoreResult<&'a Vec<Entry>> {
+    if st.entries.is_none() {
+        let entries = scan(&h.cfg, &st.repo)?;
+        st.owners = entries
+            .iter()
+            .flat_map(|e| e.pr.metadata.owner_references.iter().map(|o| o.uid.clone()))
+            .collect();
+        st.entries = Some(entries);
+    }
+    Ok(st.entries.get_or_insert_with(Vec::new))
+}
+
+fn scan(cfg: &GitRepoConfig, repo: &Repository) -> StoreResult<Vec<Entry>> {
+    let mut drafts: BTreeMap<(String, String), (Lifecycle, Oid, String)> = BTreeMap::new();
+    let mut published: BTreeMap<(String, String), (i64, Oid, String)> = BTreeMap::new();
+    let mut deletion: Vec<(String, String)> = Vec::new();
+    let refs = repo.references().map_err(StoreError::git("listing refs"))?;
+    for r in refs {
+        let r = r.map_err(StoreError::git("reading a ref"))?;
+        let Some(name) = r.name().map(str::to_string) else {
+            continue;
+        };
+        let Ok(commit) = r.peel_to_commit() else {
+            continue;
+        };
+        let split_ws = |rest: &str| -> Option<(String, String)> {
+            let (pkg, ws) = rest.rsplit_once('/')?;
+            Some((pkg.to_string(), ws.to_string()))
+        };
+        if let Some(rest) = name.strip_prefix("refs/heads/drafts/") {
+            if let Some(k) = split_ws(rest) {
+                drafts
+                    .entry(k)
+                    .or_insert((Lifecycle::Draft, commit.id(), rest.to_string()));
+            }
+        } else if let Some(rest) = name.strip_prefix("refs/heads/proposed/") {
+            if let Some(k) = split_ws(rest) {
+                drafts.insert(
+                    k,
+                    (Lifecycle::Proposed, commit.id(), format!("proposed/{rest}")),
+                );
+            }
+        } else if let Some(rest) = name.strip_prefix("refs/heads/deletionProposed/") {
+            if let Some(k) = split_ws(rest) {
+                deletion.push(k);
+            }
+        } else if let Some(rest) = name.strip_prefix("refs/tags/") {
+            let Some((pkg, v)) = rest.rsplit_once('/') else {
+                continue;
+            };
+            let Some(n) = v.strip_prefix('v').and_then(|n| n.parse::<i64>().ok()) else {
+                continue;
+            };
+            let ws = commit
+                .message()
+                .and_then(|m| m.lines().rev().find_map(|l| l.strip_prefix("kpt:")))
+                .and_then(|j| serde_json::from_str::<KptAnnotation>(j).ok())
+                .filter(|a| a.package == pkg)
+                .map(|a| a.workspace_name)
+                .unwrap_or_else(|| v.to_string());
+            published.insert((pkg.to_string(), ws), (n, commit.id(), rest.to_string()));
+        }
+    }
+    let meta = meta_tree(repo)?;
+    let meta_tree = match meta {
+        Some((_, t)) => Some(
+            repo.find_tree(t)
+                .map_err(StoreError::git("reading metadata"))?,
+        ),
+        None => None,
+    };
+    let read_meta = |pkg: &str, ws: &str| -> RevisionMeta {
+        meta_tree
+            .as_ref()
+            .and_then(|t| read_blob_at(repo, t, &meta_path(pkg, ws)))
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    };
+    let mut out = Vec::new();
+    let mut make =
+        |pkg: &str, ws: &str, lifecycle: Lifecycle, revision: i64, commit: Oid, short: &str| {
+            let m = read_meta(pkg, ws);
+            let mut pr = PackageRevision {
+                api_version: pv_core::api::package_revision::API_VERSION.to_string(),
+                kind: "PackageRevision".to_string(),
+                ..Default::default()
+            };
+            pr.metadata.name = revision_name(&cfg.name, pkg, ws);
+            pr.metadata.namespace = cfg.namespace.clone();
+            pr.metadata.labels = m.labels;
+            pr.metadata.annotations = m.annotations;
+            pr.metadata.owner_references = m.owner_references;
+            pr.spec.package_name = pkg.to_string();
+            pr.spec.repository = cfg.name.clone();
+            pr.spec.workspace_name = ws.to_string();
+            pr.spec.revision = revision;
+            pr.spec.lifecycle = lifecycle;
+            pr.spec.tasks = m.tasks;
+            pr.status.upstream_lock = m.upstream_lock;
+            pr.status.self_lock = Some(Locator {
+                type_: "git".into(),
+                git: Some(GitLock {
+                    repo: cfg.path.display().to_string(),
+                    directory: pkg_path(cfg, pkg),
+                    r#ref: short.to_string(),
+                    commit: commit.to_string(),
+                }),
+            });
+            out.push(Entry { pr, commit });
+        };
+    for ((pkg, ws), (n, commit, short)) in &published {
+        let lc = if deletion.iter().any(|(p, w)| p == pkg && w == ws) {
+            Lifecycle::DeletionProposed
+        } else {
+            Lifecycle::Published
+        };
+        make(pkg, ws, lc, *n, *commit, short);
+    }
+    for ((pkg, ws), (lc, commit, short)) in &drafts {
+        // A leftover of an interrupted publish: the tag wins.
+        if published.contains_key(&(pkg.clone(), ws.clone())) {
+            continue;
+        }
+        let short = if *lc == Lifecycle::Draft {
+            format!("drafts/{short}")
+        } else {
+            short.clone()
+        };
+        make(pkg, ws, *lc, 0, *commit, &short);
+    }
+    out.sort_by(|a, b| a.pr.metadata.name.cmp(&b.pr.metadata.name));
+    Ok(out)
+}
+
+/// The files of the package at `path` in `commit`'s tree.
+fn read_files(repo: &Repository, commit: Oid, path: &str) -> StoreResult<Files> {
+    let commit = repo
+        .find_commit(commit)
+        .map_err(StoreError::git("reading a commit"))?;
+    let tree = commit.tree().map_err(StoreError::git("reading a tree"))?;
+    let mut files = Files::new();
+    let sub = match tree.get_path(Path::new(path)) {
+        Ok(e) => repo
+            .find_tree(e.id())
+            .map_err(StoreError::git(format!("reading {path}")))?,
+        Err(_) => return Ok(files),
+    };
+    let mut err = None;
+    sub.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+        if entry.kind() == Some(ObjectType::Blob) {
+            let name = format!("{dir}{}", entry.name().unwrap_or_default());
+            match repo.find_blob(entry.id()) {
+                Ok(b) => match String::from_utf8(b.content().to_vec()) {
+                    Ok(s) => {
+                        files.insert(name, s);
+                    }
+                    Err(_) => {
+                        err = Some(StoreError::Data {
+                            context: format!("{path}/{name}"),
+                            message: "not UTF-8".into(),
+                        })
+                    }
+                },
+                Err(e) => err = Some(StoreError::git(format!("reading {name}"))(e)),
+            }
+        }
+        git2::TreeWalkResult::Ok
+    })
+    .map_err(StoreError::git(format!("walking {path}")))?;
+    match err {
+        Some(e) => Err(e),
+        None => Ok(files),
+    }
+}
+
+/// Writes `files` as a tree.
+fn write_files(repo: &Repository, files: &Files) -> StoreResult<Oid> {
+    #[derive(Default)]
+    struct Dir {
+        blobs: BTreeMap<String, Oid>,
+        dirs: BTreeMap<String, Dir>,
+    }
+    fn write(repo: &Repository, d: &Dir) -> StoreResult<Oid> {
+        let mut b = repo
+            .treebuilder(None)
+            .map_err(StoreError::git("building a tree"))?;
+        for (name, oid) in &d.blobs {
+            b.insert(name, *oid, 0o100644)
+                .map_err(StoreError::git(format!("adding {name}")))?;
+        }
+        for (name, sub) in &d.dirs {
+            let oid = write(repo, sub)?;
+            b.insert(name, oid, 0o040000)
+                .map_err(StoreError::git(format!("adding {name}/")))?;
+        }
+        b.write().map_err(StoreError::git("writing a tree"))
+    }
+    let mut root = Dir::default();
+    for (path, text) in files {
+        let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+        if parts.is_empty()
+            || parts
+                .iter()
+                .any(|p| *p == ".." || *p == "." || *p == ".git")
+        {
+            return Err(StoreError::Invalid(format!("invalid file path {path:?}")));
+        }
+        let blob = repo
+            .blob(text.as_bytes())
+            .map_err(StoreError::git(format!("writing {path}")))?;
+        let mut d = &mut root;
+        for p in &parts[..parts.len() - 1] {
+            d = d.dirs.entry((*p).to_string()).or_default();
+        }
+        d.blobs.insert(parts[parts.len() - 1].to_string(), blob);
+    }
+    write(repo, &root)
+}
+
+/// `base` with the entry at `path` replaced by `subtree` (removed when
+/// `None`), creating intermediate trees.
+fn replace_path(
+    repo: &Repository,
+    base: Option<&Tree<'_>>,
+    path: &[&str],
+    subtree: Option<(Oid, i32)>,
+) -> StoreResult<Option<Oid>> {
+    let mut b = repo
+        .treebuilder(base)
+        .map_err(StoreError::git("building a tree"))?;
+    let (first, rest) = path
+        .split_first()
+        .ok_or_else(|| StoreError::Invalid("empty path".into()))?;
+    if rest.is_empty() {
+        match subtree {
+            Some((oid, mode)) => {
+                b.insert(first, oid, mode)
+                    .map_err(StoreError::git(format!("adding {first}")))?;
+            }
+            None => {
+                if b.get(first)
+                    .map_err(StoreError::git("reading a tree"))?
+                    .is_some()
+                {
+                    b.remove(first)
+                        .map_err(StoreError::git(format!("removing {first}")))?;
+                }
+            }
+        }
+    } else {
+        let child = match b.get(first).map_err(StoreError::git("reading a tree"))? {
+            Some(e) if e.kind() == Some(ObjectType::Tree) => Some(
+                repo.find_tree(e.id())
+                    .map_err(StoreError::git("reading a tree"))?,
+            ),
+            _ => None,
+        };
+        match replace_path(repo, child.as_ref(), rest, subtree)? {
+            Some(oid) => {
+                b.insert(first, oid, 0o040000)
+                    .map_err(StoreError::git(format!("adding {first}")))?;
+            }
+            None => {
+                if b.get(first)
+                    .map_err(StoreError::git("reading a tree"))?
+                    .is_some()
+                {
+                    b.remove(first)
+                        .map_err(StoreError::git(format!("removing {first}")))?;
+                }
+            }
+        }
+    }
+    if b.is_empty() {
+        return Ok(None);
+    }
+    b.write()
+        .map(Some)
+        .map_err(StoreError::git("writing a tree"))
+}
+
+fn annotation(package: &str, ws: &str, revision: i64) -> String {
+    let a = KptAnnotation {
+        package: package.to_string(),
+        workspace_name: ws.to_string(),
+        revision: if revision > 0 {
+            format!("v{revision}")
+        } else {
+            String::new()
+        },
+    };
+    format!("kpt:{}", serde_json::to_string(&a).unwrap_or_default())
+}
+
+impl GitRevisions {
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one private helper; a struct would only rename them"
+    )]
+    fn commit_package(
+        &self,
+        repo: &Repository,
+        cfg: &GitRepoConfig,
+        parent: Option<Oid>,
+        extra_parent: Option<Oid>,
+        package: &str,
+        files: Option<&Files>,
+        message: &str,
+    ) -> StoreResult<Oid> {
+        let parent_commit = match parent {
+            Some(p) => Some(
+                repo.find_commit(p)
+                    .map_err(StoreError::git("reading the parent commit"))?,
+            ),
+            None => None,
+        };
+        let base_tree = match &parent_commit {
+            Some(c) => Some(
+                c.tree()
+                    .map_err(StoreError::git("reading the parent tree"))?,
+            ),
+            None => None,
+        };
+        let sub = match files {
+            Some(f) => Some((write_files(repo, f)?, 0o040000)),
+            None => None,
+        };
+        let path = pkg_path(cfg, package);
+        let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+        let tree_oid = match replace_path(repo, base_tree.as_ref(), &parts, sub)? {
+            Some(t) => t,
+            None => repo
+                .treebuilder(None)
+                .and_then(|b| b.write())
+                .map_err(StoreError::git("writing the empty tree"))?,
+        };
+        let tree = repo
+            .find_tree(tree_oid)
+            .map_err(StoreError::git("reading the new tree"))?;
+        let mut parents = Vec::new();
+        if let Some(c) = parent_commit {
+            parents.push(c);
+        }
+        if let Some(p) = extra_parent {
+            parents.push(
+                repo.find_commit(p)
+                    .map_err(StoreError::git("reading the merged commit"))?,
+            );
+        }
+        let parent_refs: Vec<&git2::Commit<'_>> = parents.iter().collect();
+        let s = sig(&self.signature)?;
+        repo.commit(None, &s, &s, message, &tree, &parent_refs)
+            .map_err(StoreError::git("committing"))
+    }
+
+    fn write_meta(
+        &self,
+        repo: &Repository,
+        package: &str,
+        ws: &str,
+        meta: Option<&RevisionMeta>,
+    ) -> StoreResult<()> {
+        let current = meta_tree(repo)?;
+        let base_tree = match current {
+            Some((_, t)) => Some(
+                repo.find_tree(t)
+                    .map_err(StoreError::git("reading metadata"))?,
+            ),
+            None => None,
+        };
+        let path = meta_path(package, ws);
+        let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+        let blob = match meta {
+            Some(m) => {
+                let json = serde_json::to_vec_pretty(m).map_err(|e| StoreError::Data {
+                    context: format!("metadata of {package}/{ws}"),
+                    message: e.to_string(),
+                })?;
+                Some((
+                    repo.blob(&json)
+                        .map_err(StoreError::git("writing metadata"))?,
+                    0o100644,
+                ))
+            }
+            None => None,
+        };
+        if blob.is_none()
+            && base_tree
+                .as_ref()
+                .is_none_or(|t| t.get_path(Path::new(&path)).is_err())
+        {
+            return Ok(());
+        }
+        let tree_oid = match replace_path(repo, base_tree.as_ref(), &parts, blob)? {
+            Some(t) => t,
+            None => repo
+                .treebuilder(None)
+                .and_then(|b| b.write())
+                .map_err(StoreError::git("writing the empty tree"))?,
+        };
+        if base_tree.as_ref().is_some_and(|t| t.id() == tree_oid) {
+            return Ok(());
+        }
+        let tree = repo
+            .find_tree(tree_oid)
+            .map_err(StoreError::git("reading metadata"))?;
+        let parent = match current {
+            Some((c, _)) => Some(
+                repo.find_commit(c)
+                    .map_err(StoreError::git("reading metadata"))?,
+            ),
+            None => None,
+        };
+        let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+        let s = sig(&self.signature)?;
+        let verb = if meta.is_some() { "Update" } else { "Remove" };
+        let oid = repo
+            .commit(
+                None,
+                &s,
+                &s,
+                &format!("{verb} metadata of {package}/{ws}"),
+                &tree,
+                &parents,
+            )
+            .map_err(StoreError::git("committing metadata"))?;
+        match current {
+            Some((old, _)) => repo.reference_matching(METADATA_REF, oid, true, old, "metadata"),
+            None => repo.reference(METADATA_REF, oid, false, "metadata"),
+        }
+        .map_err(StoreError::git("updating the metadata ref"))?;
+        Ok(())
+    }
+
+    fn main_head(&self, repo: &Repository, cfg: &GitRepoConfig) -> StoreResult<Oid> {
+        repo.refname_to_id(&format!("refs/heads/{}", cfg.branch))
+            .map_err(StoreError::git(format!("reading branch {}", cfg.branch)))
+    }
+
+    fn publish(
+        &self,
+        repo: &Repository,
+        cfg: &GitRepoConfig,
+        e: &Entry,
+        entries: &[Entry],
+    ) -> StoreResult<()> {
+        let pkg = &e.pr.spec.package_name;
+        let ws = &e.pr.spec.workspace_name;
+        let next = entries
+            .iter()
+            .filter(|x| x.pr.spec.package_name == *pkg)
+            .map(|x| x.pr.spec.revision)
+            .max()
+            .unwrap_or(0)
+            .max(0)
+            + 1;
+        let files = read_files(repo, e.commit, &pkg_path(cfg, pkg))?;
+        let main = self.main_head(repo, cfg)?;
+        let msg = format!("Approve {pkg}/v{next}\n\n{}", annotation(pkg, ws, next));
+        let merged = self.commit_package(
+            repo,
+            cfg,
+            Some(main),
+            Some(e.commit),
+            pkg,
+            Some(&files),
+            &msg,
+        )?;
+        // The tag makes the revision published; then main moves; then the
+        // proposed branch goes (listing tolerates each leftover).
+        repo.reference(
+            &format!("refs/tags/{pkg}/v{next}"),
+            merged,
+            false,
+            "publish",
+        )
+        .map_err(StoreError::git(format!("tagging {pkg}/v{next}")))?;
+        repo.reference_matching(
+            &format!("refs/heads/{}", cfg.branch),
+            merged,
+            true,
+            main,
+            "publish",
+        )
+        .map_err(StoreError::git(format!("updating {}", cfg.branch)))?;
+        delete_ref(repo, &format!("refs/heads/proposed/{pkg}/{ws}"))?;
+        delete_ref(repo, &format!("refs/heads/drafts/{pkg}/{ws}"))?;
+        Ok(())
+    }
+}
+
+fn delete_ref(repo: &Repository, name: &str) -> StoreResult<()> {
+    match repo.find_reference(name) {
+        Ok(mut r) => r
+            .delete()
+            .map_err(StoreError::git(format!("deleting {name}"))),
+        Err(_) => Ok(()),
+    }
+}
+
+fn meta_of(pr: &PackageRevision) -> RevisionMeta {
+    let mut labels = pr.metadata.labels.clone();
+    labels.remove(pv_core::api::package_revision::LATEST_REVISION_LABEL);
+    RevisionMeta {
+        labels,
+        annotations: pr.metadata.annotations.clone(),
+        owner_references: pr.metadata.owner_references.clone(),
+        tasks: pr.spec.tasks.clone(),
+        upstream_lock: pr.status.upstream_lock.clone(),
+    }
+}
+
+impl PackageRevisionStore for GitRevisions {
+    fn list(&self, namespace: &str, filter: &PrFilter) -> StoreResult<Vec<PackageRevision>> {
+        let mut out = Vec::new();
+        for ((ns, name), h) in &self.repos {
+            if ns != namespace || filter.repository.as_ref().is_some_and(|r| r != name) {
+                continue;
+            }
+            let mut st = lock(h);
+            load(h, &mut st)?;
+            if filter
+                .owner_uid
+                .as_ref()
+                .is_some_and(|u| !st.owners.contains(u))
+            {
+                continue;
+            }
+            let entries = load(h, &mut st)?;
+            let mut prs: Vec<PackageRevision> = entries
+                .iter()
+                .filter(|e| {
+                    filter
+                        .package
+                        .as_ref()
+                        .is_none_or(|p| *p == e.pr.spec.package_name)
+                })
+                .map(|e| e.pr.clone())
+                .collect();
+            mark_latest(&mut prs);
+            out.extend(prs.into_iter().filter(|p| filter.matches(p)));
+        }
+        out.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+        Ok(out)
+    }
+
+    fn get(&self, namespace: &str, name: &str) -> StoreResult<PackageRevision> {
+        let (_, e) = self.find(namespace, name)?;
+        let filter = PrFilter::package(&e.pr.spec.repository, &e.pr.spec.package_name);
+        self.list(namespace, &filter)?
+            .into_iter()
+            .find(|p| p.metadata.name == name)
+            .ok_or_else(|| not_found(namespace, name))
+    }
+
+    fn resources(&self, namespace: &str, name: &str) -> StoreResult<PackageRevisionResources> {
+        let (h, e) = self.find(namespace, name)?;
+        let st = lock(h);
+        let files = read_files(
+            &st.repo,
+            e.commit,
+            &pkg_path(&h.cfg, &e.pr.spec.package_name),
+        )?;
+        Ok(resources_of(&e.pr, files))
+    }
+
+    fn update_resources(
+        &self,
+        ns: &str,
+        name: &str,
+        files: &Files,
+    ) -> StoreResult<PackageRevision> {
+        let (h, e) = self.find(ns, name)?;
+        if e.pr.spec.lifecycle != Lifecycle::Draft {
+            return Err(StoreError::Conflict(format!(
+                "cannot update the resources of {name}: it is {:?}, not a draft",
+                e.pr.spec.lifecycle
+            )));
+        }
+        {
+            let mut st = lock(h);
+            let pkg = &e.pr.spec.package_name;
+            let ws = &e.pr.spec.workspace_name;
+            let msg = format!("Update {pkg}/{ws}\n\n{}", annotation(pkg, ws, 0));
+            let oid = self.commit_package(
+                &st.repo,
+                &h.cfg,
+                Some(e.commit),
+                None,
+                pkg,
+                Some(files),
+                &msg,
+            )?;
+            st.repo
+                .reference_matching(
+                    &format!("refs/heads/drafts/{pkg}/{ws}"),
+                    oid,
+                    true,
+                    e.commit,
+                    "update",
+                )
+                .map_err(|source| match source.code() {
+                    git2::ErrorCode::Modified | git2::ErrorCode::NotFound => {
+                        StoreError::Conflict(format!("{name} changed while it was updated"))
+                    }
+                    _ => StoreError::Git {
+                        context: format!("updating {name}"),
+                        source,
+                    },
+                })?;
+            st.entries = None;
+        }
+        self.get(ns, name)
+    }
+
+    fn create(&self, new: NewRevision) -> StoreResult<PackageRevision> {
+        let mut pr = new.revision;
+        let ns = pr.metadata.namespace.clone();
+        let h = self.handle(&ns, &pr.spec.repository)?;
+        let pkg = pr.spec.package_name.clone();
+        let ws = pr.spec.workspace_name.clone();
+        if pkg.is_empty()
+            || ws.is_empty()
+            || ws.contains('/')
+            || pkg.split('/').any(|p| p.is_empty() || p == "..")
+        {
+            return Err(StoreError::Invalid(format!(
+                "invalid package {pkg:?} or workspace {ws:?}"
+            )));
+        }
+        let name = revision_name(&pr.spec.repository, &pkg, &ws);
+        {
+            let mut st = lock(h);
+            let exists = load(h, &mut st)?
+                .iter()
+                .any(|e| e.pr.spec.package_name == pkg && e.pr.spec.workspace_name == ws);
+            if exists {
+                return Err(StoreError::Conflict(format!("{name} already exists")));
+            }
+            pr.status.upstream_lock = new.upstream_lock;
+            let repo = &st.repo;
+            self.write_meta(repo, &pkg, &ws, Some(&meta_of(&pr)))?;
+            let main = self.main_head(repo, &h.cfg)?;
+            let msg = format!("Create {pkg}/{ws}\n\n{}", annotation(&pkg, &ws, 0));
+            let oid =
+                self.commit_package(repo, &h.cfg, Some(main), None, &pkg, Some(&new.files), &msg)?;
+            repo.reference(
+                &format!("refs/heads/drafts/{pkg}/{ws}"),
+                oid,
+                false,
+                "create draft",
+            )
+            .map_err(|source| match source.code() {
+                git2::ErrorCode::Exists => StoreError::Conflict(format!("{name} already exists")),
+                _ => StoreError::Git {
+                    context: format!("creating {name}"),
+                    source,
+                },
+            })?;
+            st.entries = None;
+        }
+        self.get(&ns, &name)
+    }
+
+    fn update_lifecycle(
+        &self,
+        ns: &str,
+        name: &str,
+        to: Lifecycle,
+    ) -> StoreResult<PackageRevision> {
+        let (h, e) = self.find(ns, name)?;
+        let from = e.pr.spec.lifecycle;
+        check_transition(from, to).map_err(StoreError::Conflict)?;
+        if from == to {
+            return self.get(ns, name);
+        }
+        {
+            let mut st = lock(h);
+            let entries = load(h, &mut st)?.clone();
+            let repo = &st.repo;
+            let pkg = &e.pr.spec.package_name;
+            let ws = &e.pr.spec.workspace_name;
+            let draft_ref = format!("refs/heads/drafts/{pkg}/{ws}");
+            let proposed_ref = format!("refs/heads/proposed/{pkg}/{ws}");
+            let deletion_ref = format!("refs/heads/deletionProposed/{pkg}/{ws}");
+            let git = |ctx: &str| StoreError::git(format!("{ctx} {name}"));
+            match (from, to) {
+                (Lifecycle::Draft | Lifecycle::Unset, Lifecycle::Proposed) => {
+                    repo.reference(&proposed_ref, e.commit, true, "propose")
+                        .map_err(git("proposing"))?;
+                    delete_ref(repo, &draft_ref)?;
+                }
+                (Lifecycle::Proposed, Lifecycle::Draft) => {
+                    repo.reference(&draft_ref, e.commit, true, "reject")
+                        .map_err(git("rejecting"))?;
+                    delete_ref(repo, &proposed_ref)?;
+                }
+                (Lifecycle::Proposed, Lifecycle::Published) => {
+                    self.publish(repo, &h.cfg, &e, &entries)?
+                }
+                (Lifecycle::Published, Lifecycle::DeletionProposed) => {
+                    repo.reference(&deletion_ref, e.commit, true, "propose deletion")
+                        .map_err(git("proposing deletion of"))?;
+                }
+                (Lifecycle::DeletionProposed, Lifecycle::Published) => {
+                    delete_ref(repo, &deletion_ref)?
+                }
+                _ => {}
+            }
+            st.entries = None;
+        }
+        self.get(ns, name)
+    }
+
+    fn update_metadata(
+        &self,
+        ns: &str,
+        name: &str,
+        m: &ObjectMeta,
+    ) -> StoreResult<PackageRevision> {
+        let (h, e) = self.find(ns, name)?;
+        {
+            let mut st = lock(h);
+            let mut pr = e.pr.clone();
+            copy_metadata(&mut pr.metadata, m);
+            self.write_meta(
+                &st.repo,
+                &pr.spec.package_name,
+                &pr.spec.workspace_name,
+                Some(&meta_of(&pr)),
+            )?;
+            st.entries = None;
+        }
+        self.get(ns, name)
+    }
+
+    fn delete(&self, namespace: &str, name: &str) -> StoreResult<()> {
+        let (h, e) = self.find(namespace, name)?;
+        let mut st = lock(h);
+        let entries = load(h, &mut st)?.clone();
+        let repo = &st.repo;
+        let pkg = &e.pr.spec.package_name;
+        let ws = &e.pr.spec.workspace_name;
+        match e.pr.spec.lifecycle {
+            Lifecycle::Published => {
+                return Err(StoreError::Conflict(format!(
+                    "cannot delete {name}: it is published; propose its deletion first"
+                )))
+            }
+            Lifecycle::DeletionProposed => {
+                delete_ref(repo, &format!("refs/tags/{pkg}/v{}", e.pr.spec.revision))?;
+                delete_ref(repo, &format!("refs/heads/deletionProposed/{pkg}/{ws}"))?;
+                let others = entries.iter().any(|x| {
+                    x.pr.spec.package_name == *pkg
+                        && x.pr.metadata.name != name
+                        && x.pr.spec.lifecycle.is_published()
+                });
+                if !others {
+                    let main = self.main_head(repo, &h.cfg)?;
+                    let msg = format!(
+                        "Delete {pkg}\n\n{}",
+                        annotation(pkg, ws, e.pr.spec.revision)
+                    );
+                    let oid =
+                        self.commit_package(repo, &h.cfg, Some(main), None, pkg, None, &msg)?;
+                    repo.reference_matching(
+                        &format!("refs/heads/{}", h.cfg.branch),
+                        oid,
+                        true,
+                        main,
+                        "delete package",
+                    )
+                    .map_err(StoreError::git(format!("updating {}", h.cfg.branch)))?;
+                }
+            }
+            _ => {
+                delete_ref(repo, &format!("refs/heads/drafts/{pkg}/{ws}"))?;
+                delete_ref(repo, &format!("refs/heads/proposed/{pkg}/{ws}"))?;
+            }
+        }
+        self.write_meta(repo, pkg, ws, None)?;
+        st.entries = None;
+        Ok(())
+    }
+}

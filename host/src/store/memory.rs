@@ -1,0 +1,507 @@
+//! In-memory stores with the semantics of the Git backend and of the
+//! Kubernetes API (for fast tests, and as the object model of local mode).
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use pv_core::api::package_revision::{GitLock, Lifecycle, Locator};
+use pv_core::api::{ObjectMeta, PackageRevision, PackageRevisionResources, PackageVariant};
+use pv_core::variantset::{PackageVariantSet, Repository};
+use serde_json::Value;
+
+use super::{
+    mark_latest, revision_name, stable_uid, Files, NewRevision, ObjectStore, PackageRevisionStore,
+    PrFilter, StoreError, StoreResult,
+};
+
+/// Checks a lifecycle transition as Porch allows it, returning an error
+/// message when it is not allowed.
+pub fn check_transition(from: Lifecycle, to: Lifecycle) -> Result<(), String> {
+    use Lifecycle::*;
+    let ok = matches!(
+        (from, to),
+        (Draft | Unset, Proposed)
+            | (Proposed, Draft)
+            | (Proposed, Published)
+            | (Published, DeletionProposed)
+            | (DeletionProposed, Published)
+    ) || from == to;
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("cannot change lifecycle from {from:?} to {to:?}"))
+    }
+}
+
+struct Rev {
+    pr: PackageRevision,
+    files: Files,
+}
+
+/// PackageRevisions in memory, laid out as [`super::git`] lays them out
+/// (the same names, refs in the locks, revision numbers and rules).
+#[derive(Default)]
+pub struct MemoryRevisions {
+    revs: Mutex<BTreeMap<(String, String), Rev>>,
+}
+
+impl MemoryRevisions {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<(String, String), Rev>> {
+        self.revs.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn not_found(ns: &str, name: &str) -> StoreError {
+    StoreError::NotFound {
+        kind: "PackageRevision",
+        namespace: ns.to_string(),
+        name: name.to_string(),
+    }
+}
+
+fn self_lock(pr: &PackageRevision, r: String) -> Option<Locator> {
+    Some(Locator {
+        type_: "git".into(),
+        git: Some(GitLock {
+            repo: pr.spec.repository.clone(),
+            directory: pr.spec.package_name.clone(),
+            r#ref: r,
+            commit: String::new(),
+        }),
+    })
+}
+
+impl PackageRevisionStore for MemoryRevisions {
+    fn list(&self, namespace: &str, filter: &PrFilter) -> StoreResult<Vec<PackageRevision>> {
+        let revs = self.lock();
+        let mut all: Vec<PackageRevision> = revs
+            .iter()
+            .filter(|((ns, _), _)| ns == namespace)
+            .map(|(_, r)| r.pr.clone())
+            .collect();
+        mark_latest(&mut all);
+        all.retain(|pr| filter.matches(pr));
+        Ok(all)
+    }
+
+    fn get(&self, namespace: &str, name: &str) -> StoreResult<PackageRevision> {
+        let pr = self
+            .lock()
+            .get(&(namespace.to_string(), name.to_string()))
+            .map(|r| r.pr.clone())
+            .ok_or_else(|| not_found(namespace, name))?;
+        let filter = PrFilter::package(&pr.spec.repository, &pr.spec.package_name);
+        self.list(namespace, &filter)?
+            .into_iter()
+            .find(|p| p.metadata.name == name)
+            .ok_or_else(|| not_found(namespace, name))
+    }
+
+    fn resources(&self, namespace: &str, name: &str) -> StoreResult<PackageRevisionResources> {
+        let revs = self.lock();
+        let r = revs
+            .get(&(namespace.to_string(), name.to_string()))
+            .ok_or_else(|| not_found(namespace, name))?;
+        Ok(resources_of(&r.pr, r.files.clone()))
+    }
+
+    fn update_resources(
+        &self,
+        ns: &str,
+        name: &str,
+        files: &Files,
+    ) -> StoreResult<PackageRevision> {
+        let mut revs = self.lock();
+        let r = revs
+            .get_mut(&(ns.to_string(), name.to_string()))
+            .ok_or_else(|| not_found(ns, name))?;
+        if r.pr.spec.lifecycle != Lifecycle::Draft {
+            return Err(StoreError::Conflict(format!(
+                "cannot update the resources of {name}: it is {:?}, not a draft",
+                r.pr.spec.lifecycle
+            )));
+        }
+        r.files = files.clone();
+        Ok(r.pr.clone())
+    }
+
+    fn create(&self, new: NewRevision) -> StoreResult<PackageRevision> {
+        let mut pr = new.revision;
+        let ns = pr.metadata.namespace.clone();
+        let name = revision_name(
+            &pr.spec.repository,
+            &pr.spec.package_name,
+            &pr.spec.workspace_name,
+        );
+        let mut revs = self.lock();
+        let clash = revs.iter().any(|((n, _), r)| {
+            *n == ns
+                && r.pr.spec.repository == pr.spec.repository
+                && r.pr.spec.package_name == pr.spec.package_name
+                && r.pr.spec.workspace_name == pr.spec.workspace_name
+        });
+        if clash {
+            return Err(StoreError::Conflict(format!("{name} already exists")));
+        }
+        pr.metadata.name = name.clone();
+        pr.spec.lifecycle = Lifecycle::Draft;
+        pr.spec.revision = 0;
+        pr.status.upstream_lock = new.upstream_lock;
+        pr.status.self_lock = self_lock(
+            &pr,
+            format!("drafts/{}/{}", pr.spec.package_name, pr.spec.workspace_name),
+        );
+        revs.insert(
+            (ns, name),
+            Rev {
+                pr: pr.clone(),
+                files: new.files,
+            },
+        );
+        Ok(pr)
+    }
+
+    fn update_lifecycle(
+        &self,
+        ns: &str,
+        name: &str,
+        to: Lifecycle,
+    ) -> StoreResult<PackageRevision> {
+        let mut revs = self.lock();
+        let key = (ns.to_string(), name.to_string());
+        let (repo, package, from) = {
+            let r = revs.get(&key).ok_or_else(|| not_found(ns, name))?;
+            (
+                r.pr.spec.repository.clone(),
+                r.pr.spec.package_name.clone(),
+                r.pr.spec.lifecycle,
+            )
+        };
+        check_transition(from, to).map_err(StoreError::Conflict)?;
+        let next = revs
+            .values()
+            .filter(|r| r.pr.spec.repository == repo && r.pr.spec.package_name == package)
+            .map(|r| r.pr.spec.revision)
+            .max()
+            .unwrap_or(0)
+            .max(0)
+            + 1;
+        let r = revs.get_mut(&key).ok_or_else(|| not_found(ns, name))?;
+        let pkg = r.pr.spec.package_name.clone();
+        let ws = r.pr.spec.workspace_name.clone();
+        match (from, to) {
+            (Lifecycle::Proposed, Lifecycle::Published) => {
+                r.pr.spec.revision = next;
+                r.pr.status.self_lock = self_lock(&r.pr, format!("{pkg}/v{next}"));
+            }
+            (_, Lifecycle::Proposed) => {
+                r.pr.status.self_lock = self_lock(&r.pr, format!("proposed/{pkg}/{ws}"));
+            }
+            (_, Lifecycle::Draft) => {
+                r.pr.status.self_lock = self_lock(&r.pr, format!("drafts/{pkg}/{ws}"));
+            }
+            _ => {}
+        }
+        r.pr.spec.lifecycle = to;
+        drop(revs);
+        self.get(ns, name)
+    }
+
+    fn update_metadata(
+        &self,
+        ns: &str,
+        name: &str,
+        m: &ObjectMeta,
+    ) -> StoreResult<PackageRevision> {
+        {
+            let mut revs = self.lock();
+            let r = revs
+                .get_mut(&(ns.to_string(), name.to_string()))
+                .ok_or_else(|| not_found(ns, name))?;
+            copy_metadata(&mut r.pr.metadata, m);
+        }
+        self.get(ns, name)
+    }
+
+    fn delete(&self, namespace: &str, name: &str) -> StoreResult<()> {
+        let mut revs = self.lock();
+        let key = (namespace.to_string(), name.to_string());
+        let r = revs.get(&key).ok_or_else(|| not_found(namespace, name))?;
+        if r.pr.spec.lifecycle == Lifecycle::Published {
+            return Err(StoreError::Conflict(format!(
+                "cannot delete {name}: it is published; propose its deletion first"
+            )));
+        }
+        revs.remove(&key);
+        Ok(())
+    }
+}
+
+/// The writable metadata of a PackageRevision: labels (but not the computed
+/// latest-revision label), annotations, owner references.
+pub fn copy_metadata(dst: &mut ObjectMeta, src: &ObjectMeta) {
+    dst.labels = src.labels.clone();
+    dst.labels
+        .remove(pv_core::api::package_revision::LATEST_REVISION_LABEL);
+    dst.annotations = src.annotations.clone();
+    dst.owner_references = src.owner_references.clone();
+}
+
+/// The PackageRevisionResources of `pr` holding `files`.
+pub fn resources_of(pr: &PackageRevision, files: Files) -> PackageRevisionResources {
+    let mut prr = PackageRevisionResources {
+        api_version: pv_core::api::package_revision::API_VERSION.to_string(),
+        kind: "PackageRevisionResources".to_string(),
+        ..Default::default()
+    };
+    prr.metadata.name = pr.metadata.name.clone();
+    prr.metadata.namespace = pr.metadata.namespace.clone();
+    prr.spec.package_name = pr.spec.package_name.clone();
+    prr.spec.workspace_name = pr.spec.workspace_name.clone();
+    prr.spec.repository = pr.spec.repository.clone();
+    prr.spec.revision = pr.spec.revision;
+    prr.spec.resources = Some(files);
+    prr
+}
+
+#[derive(Default)]
+struct Objects {
+    pvs: BTreeMap<(String, String), PackageVariant>,
+    sets: BTreeMap<(String, String), PackageVariantSet>,
+    repos: BTreeMap<(String, String), Repository>,
+    other: BTreeMap<(String, String, String), Value>,
+}
+
+/// Objects in memory with Kubernetes semantics (UIDs, finalizers,
+/// deletion timestamps).
+#[derive(Default)]
+pub struct MemoryObjects {
+    objects: Mutex<Objects>,
+    /// The time stamped on deletions.
+    pub now: String,
+}
+
+fn key(meta: &ObjectMeta) -> (String, String) {
+    (ns_or_default(&meta.namespace), meta.name.clone())
+}
+
+/// The namespace of an object, `default` when empty.
+pub fn ns_or_default(ns: &str) -> String {
+    if ns.is_empty() {
+        "default".to_string()
+    } else {
+        ns.to_string()
+    }
+}
+
+impl MemoryObjects {
+    /// No objects; deletions stamped with `now`.
+    pub fn new(now: &str) -> Self {
+        MemoryObjects {
+            objects: Mutex::default(),
+            now: now.to_string(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Objects> {
+        self.objects.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Puts a PackageVariant as is (namespace and UID defaulted), as if a
+    /// user applied it.
+    pub fn put_package_variant(&self, mut pv: PackageVariant) {
+        pv.metadata.namespace = ns_or_default(&pv.metadata.namespace);
+        if pv.metadata.uid.is_empty() {
+            pv.metadata.uid =
+                stable_uid("PackageVariant", &pv.metadata.namespace, &pv.metadata.name);
+        }
+        self.lock().pvs.insert(key(&pv.metadata), pv);
+    }
+
+    /// Puts a PackageVariantSet as is (namespace and UID defaulted).
+    pub fn put_package_variant_set(&self, mut pvs: PackageVariantSet) {
+        pvs.metadata.namespace = ns_or_default(&pvs.metadata.namespace);
+        if pvs.metadata.uid.is_empty() {
+            pvs.metadata.uid = stable_uid(
+                "PackageVariantSet",
+                &pvs.metadata.namespace,
+                &pvs.metadata.name,
+            );
+        }
+        self.lock().sets.insert(key(&pvs.metadata), pvs);
+    }
+
+    /// Removes a PackageVariantSet (no finalizers: gone at once).
+    pub fn remove_package_variant_set(&self, namespace: &str, name: &str) {
+        self.lock()
+            .sets
+            .remove(&(namespace.to_string(), name.to_string()));
+    }
+
+    /// Puts a Repository.
+    pub fn put_repository(&self, mut repo: Repository) {
+        repo.metadata.namespace = ns_or_default(&repo.metadata.namespace);
+        self.lock().repos.insert(key(&repo.metadata), repo);
+    }
+
+    /// Puts any other object (JSON with apiVersion, kind, metadata).
+    pub fn put_object(&self, obj: Value) {
+        let ns = ns_or_default(obj["metadata"]["namespace"].as_str().unwrap_or_default());
+        let kind = obj["kind"].as_str().unwrap_or_default().to_string();
+        let name = obj["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let mut obj = obj;
+        obj["metadata"]["namespace"] = Value::String(ns.clone());
+        self.lock().other.insert((ns, kind, name), obj);
+    }
+
+    /// One PackageVariant.
+    pub fn package_variant(&self, namespace: &str, name: &str) -> Option<PackageVariant> {
+        self.lock()
+            .pvs
+            .get(&(namespace.to_string(), name.to_string()))
+            .cloned()
+    }
+}
+
+impl ObjectStore for MemoryObjects {
+    fn list_package_variants(&self, namespace: Option<&str>) -> StoreResult<Vec<PackageVariant>> {
+        Ok(self
+            .lock()
+            .pvs
+            .iter()
+            .filter(|((ns, _), _)| namespace.is_none_or(|n| n == ns))
+            .map(|(_, pv)| pv.clone())
+            .collect())
+    }
+
+    fn create_package_variant(&self, pv: &PackageVariant) -> StoreResult<PackageVariant> {
+        let mut pv = pv.clone();
+        pv.metadata.namespace = ns_or_default(&pv.metadata.namespace);
+        if pv.metadata.uid.is_empty() {
+            pv.metadata.uid =
+                stable_uid("PackageVariant", &pv.metadata.namespace, &pv.metadata.name);
+        }
+        let mut objects = self.lock();
+        let k = key(&pv.metadata);
+        if objects.pvs.contains_key(&k) {
+            return Err(StoreError::Conflict(format!(
+                "PackageVariant {}/{} already exists",
+                k.0, k.1
+            )));
+        }
+        objects.pvs.insert(k, pv.clone());
+        Ok(pv)
+    }
+
+    fn update_package_variant(&self, pv: &PackageVariant) -> StoreResult<PackageVariant> {
+        let mut objects = self.lock();
+        let k = key(&pv.metadata);
+        let current = objects
+            .pvs
+            .get_mut(&k)
+            .ok_or_else(|| StoreError::NotFound {
+                kind: "PackageVariant",
+                namespace: k.0.clone(),
+                name: k.1.clone(),
+            })?;
+        let status = std::mem::take(&mut current.status);
+        let deletion = current.metadata.deletion_timestamp.clone();
+        *current = pv.clone();
+        current.status = status;
+        current.metadata.deletion_timestamp = deletion;
+        let out = current.clone();
+        if out.metadata.deletion_timestamp.is_some() && out.metadata.finalizers.is_empty() {
+            objects.pvs.remove(&k);
+        }
+        Ok(out)
+    }
+
+    fn update_package_variant_status(&self, pv: &PackageVariant) -> StoreResult<()> {
+        let mut objects = self.lock();
+        let k = key(&pv.metadata);
+        let current = objects
+            .pvs
+            .get_mut(&k)
+            .ok_or_else(|| StoreError::NotFound {
+                kind: "PackageVariant",
+                namespace: k.0.clone(),
+                name: k.1.clone(),
+            })?;
+        current.status = pv.status.clone();
+        Ok(())
+    }
+
+    fn delete_package_variant(&self, namespace: &str, name: &str) -> StoreResult<()> {
+        let mut objects = self.lock();
+        let k = (namespace.to_string(), name.to_string());
+        let Some(current) = objects.pvs.get_mut(&k) else {
+            return Err(StoreError::NotFound {
+                kind: "PackageVariant",
+                namespace: k.0,
+                name: k.1,
+            });
+        };
+        if current.metadata.finalizers.is_empty() {
+            objects.pvs.remove(&k);
+        } else if current.metadata.deletion_timestamp.is_none() {
+            current.metadata.deletion_timestamp = Some(self.now.clone());
+        }
+        Ok(())
+    }
+
+    fn list_package_variant_sets(
+        &self,
+        namespace: Option<&str>,
+    ) -> StoreResult<Vec<PackageVariantSet>> {
+        Ok(self
+            .lock()
+            .sets
+            .iter()
+            .filter(|((ns, _), _)| namespace.is_none_or(|n| n == ns))
+            .map(|(_, s)| s.clone())
+            .collect())
+    }
+
+    fn update_package_variant_set_status(&self, pvs: &PackageVariantSet) -> StoreResult<()> {
+        let mut objects = self.lock();
+        let k = key(&pvs.metadata);
+        let current = objects
+            .sets
+            .get_mut(&k)
+            .ok_or_else(|| StoreError::NotFound {
+                kind: "PackageVariantSet",
+                namespace: k.0.clone(),
+                name: k.1.clone(),
+            })?;
+        current.status = pvs.status.clone();
+        Ok(())
+    }
+
+    fn list_repositories(&self, namespace: &str) -> StoreResult<Vec<Repository>> {
+        Ok(self
+            .lock()
+            .repos
+            .iter()
+            .filter(|((ns, _), _)| ns == namespace)
+            .map(|(_, r)| r.clone())
+            .collect())
+    }
+
+    fn list_objects(&self, namespace: &str) -> StoreResult<Vec<Value>> {
+        Ok(self
+            .lock()
+            .other
+            .iter()
+            .filter(|((ns, _, _), _)| ns == namespace)
+            .map(|(_, o)| o.clone())
+            .collect())
+    }
+}

@@ -1,0 +1,363 @@
+//! Where the reconcilers read and write: PackageRevisions (Porch's
+//! aggregated API, here backed by Git or memory) and the other objects
+//! (PackageVariants, PackageVariantSets, Repositories, target and injection
+//! objects).
+//!
+//! The reconcilers are written once against [`PackageRevisionStore`] and
+//! [`ObjectStore`]. Backends:
+//! * [`git`] — Porch's Git layout on local repositories;
+//! * [`memory`] — the same semantics in memory, for fast tests;
+//! * [`faulty`] — a wrapper that counts calls and can fail the N-th write
+//!   (a process killed between two writes).
+//!
+//! Every write method is atomic on its own: it happens completely or not
+//! at all (the Git backend orders its ref updates so that an interrupted
+//! write leaves a state the next listing reads consistently).
+
+pub mod faulty;
+pub mod git;
+pub mod memory;
+
+use std::collections::BTreeMap;
+
+use pv_core::api::package_revision::{Lifecycle, Locator};
+use pv_core::api::{ObjectMeta, PackageRevision, PackageRevisionResources, PackageVariant};
+use pv_core::variantset::{PackageVariantSet, Repository};
+use serde_json::Value;
+
+/// A package's files: path relative to the package root → UTF-8 text.
+pub type Files = BTreeMap<String, String>;
+
+/// Result of a store call.
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// A store call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The object does not exist.
+    #[error("{kind} {namespace}/{name} not found")]
+    NotFound {
+        /// Kind of the object.
+        kind: &'static str,
+        /// Namespace.
+        namespace: String,
+        /// Name.
+        name: String,
+    },
+    /// The write conflicts with the object's current state (it already
+    /// exists, is immutable in its lifecycle, or changed since it was read).
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// The request itself is invalid (unknown repository, bad path, ...).
+    #[error("invalid request: {0}")]
+    Invalid(String),
+    /// A Git operation failed.
+    #[error("git: {context}: {source}")]
+    Git {
+        /// What was being done.
+        context: String,
+        /// The libgit2 error.
+        #[source]
+        source: git2::Error,
+    },
+    /// A file operation failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Stored data could not be read or written.
+    #[error("{context}: {message}")]
+    Data {
+        /// What was being read or written.
+        context: String,
+        /// What was wrong.
+        message: String,
+    },
+    /// A write refused on purpose by [`faulty::Faulty`] (the simulated
+    /// process was killed before this write).
+    #[error("injected failure at store write #{0}")]
+    Injected(usize),
+}
+
+impl StoreError {
+    /// A [`StoreError::Git`] with context.
+    pub fn git(context: impl Into<String>) -> impl FnOnce(git2::Error) -> StoreError {
+        let context = context.into();
+        move |source| StoreError::Git { context, source }
+    }
+
+    /// A [`StoreError::Io`] with context.
+    pub fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> StoreError {
+        let context = context.into();
+        move |source| StoreError::Io { context, source }
+    }
+
+    /// Whether this is [`StoreError::NotFound`].
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, StoreError::NotFound { .. })
+    }
+}
+
+/// Which PackageRevisions to list (all given fields must match).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PrFilter {
+    /// Repository name.
+    pub repository: Option<String>,
+    /// Package name (path).
+    pub package: Option<String>,
+    /// UID one of the owner references must carry.
+    pub owner_uid: Option<String>,
+}
+
+impl PrFilter {
+    /// Revisions of one package.
+    pub fn package(repository: &str, package: &str) -> Self {
+        PrFilter {
+            repository: Some(repository.to_string()),
+            package: Some(package.to_string()),
+            owner_uid: None,
+        }
+    }
+
+    /// Revisions owned by `uid`.
+    pub fn owned_by(uid: &str) -> Self {
+        PrFilter {
+            owner_uid: Some(uid.to_string()),
+            ..PrFilter::default()
+        }
+    }
+
+    /// Whether `pr` passes the filter.
+    pub fn matches(&self, pr: &PackageRevision) -> bool {
+        self.repository
+            .as_ref()
+            .is_none_or(|r| *r == pr.spec.repository)
+            && self
+                .package
+                .as_ref()
+                .is_none_or(|p| *p == pr.spec.package_name)
+            && self
+                .owner_uid
+                .as_ref()
+                .is_none_or(|u| pr.metadata.is_owned_by(u))
+    }
+}
+
+/// A new draft: the object (metadata, spec with repository, package,
+/// workspace and the task that made it) and its prepared content.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewRevision {
+    /// The PackageRevision to create (`metadata.name` is generated).
+    pub revision: PackageRevision,
+    /// The package's files, as the task (init/clone/edit/upgrade) and the
+    /// mutations produced them.
+    pub files: Files,
+    /// Where the content came from (`status.upstreamLock`).
+    pub upstream_lock: Option<Locator>,
+}
+
+/// `<repo>.<package>.<workspace>`, the name Porch gives a PackageRevision of
+/// a Git repository (slashes of nested package paths become dots).
+pub fn revision_name(repository: &str, package: &str, workspace: &str) -> String {
+    format!("{repository}.{}.{workspace}", package.replace('/', "."))
+}
+
+/// PackageRevisions and their resources (Porch's aggregated API:
+/// `porch.kpt.dev/v1alpha1` PackageRevision and PackageRevisionResources).
+///
+/// Lifecycle rules (Porch's): a draft's resources can be updated; a
+/// proposed revision can go back to draft or be published; publishing
+/// assigns the next revision number; a published revision is immutable,
+/// can have its deletion proposed, and can only be deleted once proposed
+/// (deletion gating); metadata (owner references, labels, annotations) can
+/// always be updated.
+pub trait PackageRevisionStore {
+    /// Revisions of `namespace` passing `filter`, in name order.
+    fn list(&self, namespace: &str, filter: &PrFilter) -> StoreResult<Vec<PackageRevision>>;
+    /// One revision.
+    fn get(&self, namespace: &str, name: &str) -> StoreResult<PackageRevision>;
+    /// A revision's files.
+    fn resources(&self, namespace: &str, name: &str) -> StoreResult<PackageRevisionResources>;
+    /// Replaces a draft's files.
+    fn update_resources(
+        &self,
+        namespace: &str,
+        name: &str,
+        files: &Files,
+    ) -> StoreResult<PackageRevision>;
+    /// Creates a draft (Conflict if the workspace exists for the package).
+    fn create(&self, new: NewRevision) -> StoreResult<PackageRevision>;
+    /// Moves a revision to `lifecycle`.
+    fn update_lifecycle(
+        &self,
+        namespace: &str,
+        name: &str,
+        lifecycle: Lifecycle,
+    ) -> StoreResult<PackageRevision>;
+    /// Replaces labels, annotations and owner references.
+    fn update_metadata(
+        &self,
+        namespace: &str,
+        name: &str,
+        metadata: &ObjectMeta,
+    ) -> StoreResult<PackageRevision>;
+    /// Deletes a draft, proposed or deletion-proposed revision.
+    fn delete(&self, namespace: &str, name: &str) -> StoreResult<()>;
+}
+
+/// The other objects: PackageVariants (with Kubernetes' finalizer semantics:
+/// deleting an object with finalizers only marks it), PackageVariantSets,
+/// Repositories and any other objects (targets and injection candidates).
+pub trait ObjectStore {
+    /// PackageVariants of `namespace` (all namespaces for `None`), by
+    /// namespace and name.
+    fn list_package_variants(&self, namespace: Option<&str>) -> StoreResult<Vec<PackageVariant>>;
+    /// Creates a PackageVariant (a UID is assigned when empty).
+    fn create_package_variant(&self, pv: &PackageVariant) -> StoreResult<PackageVariant>;
+    /// Updates a PackageVariant's metadata and spec. Removing the last
+    /// finalizer of a PackageVariant being deleted removes it.
+    fn update_package_variant(&self, pv: &PackageVariant) -> StoreResult<PackageVariant>;
+    /// Writes a PackageVariant's status.
+    fn update_package_variant_status(&self, pv: &PackageVariant) -> StoreResult<()>;
+    /// Deletes a PackageVariant: marks it (deletionTimestamp) while it has
+    /// finalizers, removes it otherwise.
+    fn delete_package_variant(&self, namespace: &str, name: &str) -> StoreResult<()>;
+    /// PackageVariantSets of `namespace` (all for `None`).
+    fn list_package_variant_sets(
+        &self,
+        namespace: Option<&str>,
+    ) -> StoreResult<Vec<PackageVariantSet>>;
+    /// Writes a PackageVariantSet's status.
+    fn update_package_variant_set_status(&self, pvs: &PackageVariantSet) -> StoreResult<()>;
+    /// Repositories of `namespace`.
+    fn list_repositories(&self, namespace: &str) -> StoreResult<Vec<Repository>>;
+    /// Every other object of `namespace` (as JSON), by kind and name.
+    fn list_objects(&self, namespace: &str) -> StoreResult<Vec<Value>>;
+}
+
+impl<T: PackageRevisionStore + ?Sized> PackageRevisionStore for &T {
+    fn list(&self, namespace: &str, filter: &PrFilter) -> StoreResult<Vec<PackageRevision>> {
+        (**self).list(namespace, filter)
+    }
+    fn get(&self, namespace: &str, name: &str) -> StoreResult<PackageRevision> {
+        (**self).get(namespace, name)
+    }
+    fn resources(&self, namespace: &str, name: &str) -> StoreResult<PackageRevisionResources> {
+        (**self).resources(namespace, name)
+    }
+    fn update_resources(
+        &self,
+        ns: &str,
+        name: &str,
+        files: &Files,
+    ) -> StoreResult<PackageRevision> {
+        (**self).update_resources(ns, name, files)
+    }
+    fn create(&self, new: NewRevision) -> StoreResult<PackageRevision> {
+        (**self).create(new)
+    }
+    fn update_lifecycle(&self, ns: &str, name: &str, l: Lifecycle) -> StoreResult<PackageRevision> {
+        (**self).update_lifecycle(ns, name, l)
+    }
+    fn update_metadata(
+        &self,
+        ns: &str,
+        name: &str,
+        m: &ObjectMeta,
+    ) -> StoreResult<PackageRevision> {
+        (**self).update_metadata(ns, name, m)
+    }
+    fn delete(&self, namespace: &str, name: &str) -> StoreResult<()> {
+        (**self).delete(namespace, name)
+    }
+}
+
+impl<T: ObjectStore + ?Sized> ObjectStore for &T {
+    fn list_package_variants(&self, namespace: Option<&str>) -> StoreResult<Vec<PackageVariant>> {
+        (**self).list_package_variants(namespace)
+    }
+    fn create_package_variant(&self, pv: &PackageVariant) -> StoreResult<PackageVariant> {
+        (**self).create_package_variant(pv)
+    }
+    fn update_package_variant(&self, pv: &PackageVariant) -> StoreResult<PackageVariant> {
+        (**self).update_package_variant(pv)
+    }
+    fn update_package_variant_status(&self, pv: &PackageVariant) -> StoreResult<()> {
+        (**self).update_package_variant_status(pv)
+    }
+    fn delete_package_variant(&self, namespace: &str, name: &str) -> StoreResult<()> {
+        (**self).delete_package_variant(namespace, name)
+    }
+    fn list_package_variant_sets(
+        &self,
+        namespace: Option<&str>,
+    ) -> StoreResult<Vec<PackageVariantSet>> {
+        (**self).list_package_variant_sets(namespace)
+    }
+    fn update_package_variant_set_status(&self, pvs: &PackageVariantSet) -> StoreResult<()> {
+        (**self).update_package_variant_set_status(pvs)
+    }
+    fn list_repositories(&self, namespace: &str) -> StoreResult<Vec<Repository>> {
+        (**self).list_repositories(namespace)
+    }
+    fn list_objects(&self, namespace: &str) -> StoreResult<Vec<Value>> {
+        (**self).list_objects(namespace)
+    }
+}
+
+/// A stable UID for an object that has none (local objects are not created
+/// by an API server): derived from kind, namespace and name, formatted as a
+/// UUID.
+pub fn stable_uid(kind: &str, namespace: &str, name: &str) -> String {
+    use sha1::{Digest, Sha1};
+    let digest = Sha1::digest(format!("{kind}/{namespace}/{name}").as_bytes());
+    let h: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
+}
+
+/// The latest-revision label value for each revision: `"true"` on the
+/// published revision with the highest number of its package, `"false"` on
+/// the others (Porch's `kpt.dev/latest-revision`).
+pub fn mark_latest(prs: &mut [PackageRevision]) {
+    let mut best: BTreeMap<(String, String), i64> = BTreeMap::new();
+    for pr in prs.iter() {
+        if pr.spec.lifecycle.is_published() {
+            let key = (pr.spec.repository.clone(), pr.spec.package_name.clone());
+            let e = best.entry(key).or_insert(pr.spec.revision);
+            *e = (*e).max(pr.spec.revision);
+        }
+    }
+    for pr in prs.iter_mut() {
+        let key = (pr.spec.repository.clone(), pr.spec.package_name.clone());
+        let latest = pr.spec.lifecycle.is_published() && best.get(&key) == Some(&pr.spec.revision);
+        pr.metadata.labels.insert(
+            pv_core::api::package_revision::LATEST_REVISION_LABEL.to_string(),
+            latest.to_string(),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_uids() {
+        assert_eq!(revision_name("r", "a/b", "ws"), "r.a.b.ws");
+        let u = stable_uid("PackageVariant", "default", "x");
+        assert_eq!(u.len(), 36);
+        assert_eq!(u, stable_uid("PackageVariant", "default", "x"));
+        assert_ne!(u, stable_uid("PackageVariant", "default", "y"));
+    }
+}

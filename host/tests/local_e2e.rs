@@ -1,0 +1,672 @@
+//! End to end: the reconcilers on real Git repositories in temporary
+//! directories (the native core, so that debug test builds stay fast; the
+//! component gives the same answers, see tests/parity.rs).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use porch_variants::engine_api::NativeCore;
+use porch_variants::local::cli::publish_files;
+use porch_variants::reconcile::{run_to_fixed_point, Ctx, NoProgress, ReconcileError, RunReport};
+use porch_variants::store::faulty::{FaultPlan, Faulty};
+use porch_variants::store::git::{init_bare, GitRepoConfig, GitRevisions};
+use porch_variants::store::memory::MemoryObjects;
+use porch_variants::store::{Files, ObjectStore, PackageRevisionStore, PrFilter};
+use pv_core::api::package_revision::Lifecycle;
+use pv_core::api::{PackageContext, PackageRevision, PackageVariant};
+use pv_core::variantset::{PackageVariantSet, Repository};
+use serde_json::json;
+
+const NS: &str = "default";
+const KPTFILE: &str = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: web\ninfo:\n  description: web\npipeline:\n  mutators:\n  - image: set-labels:v1\n";
+const CONTEXT: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kptfile.kpt.dev\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\ndata:\n  name: web\n";
+const DEPLOY: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 2 # per region\n  template:\n    spec:\n      containers:\n      - name: web\n        image: web:1.0\n";
+const ENDPOINT: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: endpoints\n  annotations:\n    kpt.dev/config-injection: required\ndata:\n  db: unset\n";
+
+fn blueprint(image: &str) -> Files {
+    Files::from([
+        ("Kptfile".to_string(), KPTFILE.to_string()),
+        ("package-context.yaml".to_string(), CONTEXT.to_string()),
+        (
+            "deployment.yaml".to_string(),
+            DEPLOY.replace("web:1.0", image),
+        ),
+        ("endpoint.yaml".to_string(), ENDPOINT.to_string()),
+    ])
+}
+
+struct Fleet {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    repos: Vec<String>,
+    objects: MemoryObjects,
+}
+
+impl Fleet {
+    /// A blueprints repository with `web` v1 published, and `n`
+    /// deployment repositories `edge-<i>` (label `tier: edge`).
+    fn new(n: usize) -> Fleet {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().to_path_buf();
+        let mut repos = vec!["blueprints".to_string()];
+        repos.extend((1..=n).map(|i| format!("edge-{i}")));
+        for r in &repos {
+            init_bare(&root.join(r), "main").unwrap();
+        }
+        let fleet = Fleet {
+            _tmp: tmp,
+            root,
+            repos,
+            objects: MemoryObjects::new("2026-01-01T00:00:00Z"),
+        };
+        for r in &fleet.repos {
+            let mut repo = Repository::default();
+            repo.metadata.name = r.clone();
+            repo.metadata.namespace = NS.into();
+            if r != "blueprints" {
+                repo.metadata.labels.insert("tier".into(), "edge".into());
+            }
+            fleet.objects.put_repository(repo);
+        }
+        fleet
+            .objects
+            .put_object(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "east-endpoints", "namespace": NS}, "data": {"db": "db.east"}}));
+        publish_files(
+            &fleet.git(),
+            NS,
+            "blueprints",
+            "web",
+            "v1",
+            blueprint("web:1.0"),
+            "init",
+        )
+        .unwrap();
+        fleet
+    }
+
+    fn git(&self) -> GitRevisions {
+        GitRevisions::open(
+            self.repos
+                .iter()
+                .map(|r| GitRepoConfig {
+                    name: r.clone(),
+                    namespace: NS.into(),
+                    path: self.root.join(r),
+                    branch: "main".into(),
+                    directory: String::new(),
+                })
+                .collect(),
+        )
+        .unwrap()
+    }
+
+    fn run_with(&self, plan: std::sync::Arc<FaultPlan>) -> Result<RunReport, ReconcileError> {
+        let git = self.git();
+        let revisions = Faulty::new(&git, plan.clone());
+        let objects = Faulty::new(&self.objects, plan);
+        let ctx = Ctx {
+            revisions: &revisions,
+            objects: &objects,
+            core: &NativeCore,
+            now: "2026-01-01T00:00:00Z".into(),
+        };
+        run_to_fixed_point(&ctx, 10, &NoProgress)
+    }
+
+    fn run(&self) -> RunReport {
+        let r = self.run_with(FaultPlan::counting()).unwrap();
+        assert!(r.converged, "{r:#?}");
+        assert!(r.errors.is_empty(), "{:#?}", r.errors);
+        r
+    }
+
+    fn downstream(&self, repo: &str) -> Vec<PackageRevision> {
+        self.git()
+            .list(NS, &PrFilter::package(repo, "web"))
+            .unwrap()
+    }
+
+    fn files(&self, name: &str) -> Files {
+        self.git()
+            .resources(NS, name)
+            .unwrap()
+            .spec
+            .resources
+            .unwrap()
+    }
+
+    /// Every ref of every repository (a new commit anywhere changes it).
+    fn refs(&self) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        for r in &self.repos {
+            let repo = git2::Repository::open(self.root.join(r)).unwrap();
+            for rf in repo.references().unwrap() {
+                let rf = rf.unwrap();
+                out.insert(
+                    format!("{r}:{}", rf.name().unwrap()),
+                    rf.target().map(|o| o.to_string()).unwrap_or_default(),
+                );
+            }
+        }
+        out
+    }
+
+    fn approve_all(&self) {
+        let git = self.git();
+        for pr in git.list(NS, &PrFilter::default()).unwrap() {
+            if pr.spec.lifecycle == Lifecycle::Draft {
+                git.update_lifecycle(NS, &pr.metadata.name, Lifecycle::Proposed)
+                    .unwrap();
+                git.update_lifecycle(NS, &pr.metadata.name, Lifecycle::Published)
+                    .unwrap();
+            }
+        }
+    }
+
+    fn publish_upstream_v2(&self) {
+        publish_files(
+            &self.git(),
+            NS,
+            "blueprints",
+            "web",
+            "v2",
+            blueprint("web:2.0"),
+            "edit",
+        )
+        .unwrap();
+    }
+
+    /// (repo/package/workspace, lifecycle, revision, owners, files) of every revision.
+    fn snapshot(&self) -> Vec<(String, Lifecycle, i64, usize, Files)> {
+        let git = self.git();
+        git.list(NS, &PrFilter::default())
+            .unwrap()
+            .into_iter()
+            .map(|p| {
+                let root = self.root.display().to_string();
+                let files = git
+                    .resources(NS, &p.metadata.name)
+                    .unwrap()
+                    .spec
+                    .resources
+                    .unwrap()
+                    .into_iter()
+                    .map(|(k, v)| (k, normalize(&v.replace(&root, "<root>"))))
+                    .collect();
+                (
+                    p.metadata.name.clone(),
+                    p.spec.lifecycle,
+                    p.spec.revision,
+                    p.metadata.owner_references.len(),
+                    files,
+                )
+            })
+            .collect()
+    }
+}
+
+/// Commits carry timestamps: their ids differ between otherwise equal runs.
+fn normalize(text: &str) -> String {
+    text.lines()
+        .map(|l| match l.split_once("commit: ") {
+            Some((indent, sha)) if sha.len() == 40 => format!("{indent}commit: <sha>\n"),
+            _ => format!("{l}\n"),
+        })
+        .collect()
+}
+
+fn pv(name: &str, repo: &str) -> PackageVariant {
+    serde_json::from_value(json!({
+        "apiVersion": "config.porch.kpt.dev/v1alpha1", "kind": "PackageVariant",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {
+            "upstream": {"repo": "blueprints", "package": "web"},
+            "downstream": {"repo": repo, "package": "web"},
+            "packageContext": {"data": {"region": "east"}},
+            "pipeline": {"mutators": [{"name": "ns", "image": "set-namespace:v1", "configMap": {"namespace": repo}}]},
+            "injectors": [{"kind": "ConfigMap", "name": "east-endpoints"}]
+        }
+    }))
+    .unwrap()
+}
+
+fn drafts(prs: &[PackageRevision]) -> Vec<&PackageRevision> {
+    prs.iter()
+        .filter(|p| p.spec.lifecycle == Lifecycle::Draft)
+        .collect()
+}
+
+#[test]
+fn first_run_clones_one_mutated_draft_per_variant_and_a_second_run_changes_nothing() {
+    let f = Fleet::new(3);
+    for i in 1..=3 {
+        f.objects
+            .put_package_variant(pv(&format!("pv-{i}"), &format!("edge-{i}")));
+    }
+    let report = f.run();
+    assert_eq!(
+        report
+            .events
+            .iter()
+            .filter(|e| e.action == "created clone draft")
+            .count(),
+        3
+    );
+    for i in 1..=3 {
+        let prs = f.downstream(&format!("edge-{i}"));
+        assert_eq!(prs.len(), 1);
+        let d = &prs[0];
+        assert_eq!(d.spec.lifecycle, Lifecycle::Draft);
+        assert_eq!(d.spec.workspace_name, "packagevariant-1");
+        assert_eq!(d.metadata.owner_references[0].name, format!("pv-{i}"));
+        assert_eq!(
+            d.status
+                .upstream_lock
+                .as_ref()
+                .unwrap()
+                .git
+                .as_ref()
+                .unwrap()
+                .r#ref,
+            "web/v1"
+        );
+        let files = f.files(&d.metadata.name);
+        assert!(files["package-context.yaml"].contains("region: east"));
+        assert!(files["Kptfile"].contains(&format!("PackageVariant.pv-{i}.ns.0")));
+        assert!(files["Kptfile"].contains("ref: web/v1"));
+        assert!(files["endpoint.yaml"].contains("db: db.east"));
+        let pvs = f.objects.package_variant(NS, &format!("pv-{i}")).unwrap();
+        assert_eq!(pvs.status.downstream_targets[0].name, d.metadata.name);
+    }
+    let before = f.refs();
+    let again = f.run();
+    assert!(again.events.is_empty(), "{:#?}", again.events);
+    assert_eq!(f.refs(), before, "no new commit");
+}
+
+#[test]
+fn approving_publishes_v1_and_marks_latest_then_upstream_v2_upgrades_keeping_local_edits() {
+    let f = Fleet::new(2);
+    for i in 1..=2 {
+        f.objects
+            .put_package_variant(pv(&format!("pv-{i}"), &format!("edge-{i}")));
+    }
+    f.run();
+    // A local edit downstream, before approval.
+    let git = f.git();
+    for i in 1..=2 {
+        let name = format!("edge-{i}.web.packagevariant-1");
+        let mut files = f.files(&name);
+        let d = files["deployment.yaml"].replace("replicas: 2", "replicas: 5");
+        files.insert("deployment.yaml".into(), d);
+        git.update_resources(NS, &name, &files).unwrap();
+    }
+    f.approve_all();
+    for i in 1..=2 {
+        let prs = f.downstream(&format!("edge-{i}"));
+        assert_eq!(prs.len(), 1);
+        assert_eq!(prs[0].spec.lifecycle, Lifecycle::Published);
+        assert_eq!(prs[0].spec.revision, 1);
+        assert_eq!(prs[0].metadata.labels["kpt.dev/latest-revision"], "true");
+        let repo = git2::Repository::open(f.root.join(format!("edge-{i}"))).unwrap();
+        assert!(repo.find_reference("refs/tags/web/v1").is_ok());
+        let main = repo
+            .find_reference("refs/heads/main")
+            .unwrap()
+            .peel_to_tree()
+            .unwrap();
+        assert!(
+            main.get_path(Path::new("web/Kptfile")).is_ok(),
+            "merged to main"
+        );
+    }
+    assert!(
+        f.run().events.is_empty(),
+        "published and up to date: nothing to do"
+    );
+
+    f.publish_upstream_v2();
+    let ups = f
+        .git()
+        .list(NS, &PrFilter::package("blueprints", "web"))
+        .unwrap();
+    let latest: Vec<_> = ups
+        .iter()
+        .map(|p| {
+            (
+                p.spec.revision,
+                p.metadata.labels["kpt.dev/latest-revision"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        latest,
+        vec![(1, "false".to_string()), (2, "true".to_string())]
+    );
+
+    let report = f.run();
+    assert_eq!(
+        report
+            .events
+            .iter()
+            .filter(|e| e.action == "created upgrade draft")
+            .count(),
+        2
+    );
+    for i in 1..=2 {
+        let prs = f.downstream(&format!("edge-{i}"));
+        let ds = drafts(&prs);
+        assert_eq!(ds.len(), 1, "one upgrade draft");
+        assert_eq!(
+            ds[0]
+                .status
+                .upstream_lock
+                .as_ref()
+                .unwrap()
+                .git
+                .as_ref()
+                .unwrap()
+                .r#ref,
+            "web/v2"
+        );
+        let files = f.files(&ds[0].metadata.name);
+        let d = &files["deployment.yaml"];
+        assert!(d.contains("replicas: 5"), "local edit kept: {d}");
+        assert!(d.contains("image: web:2.0"), "upstream change taken: {d}");
+        assert!(files["Kptfile"].contains("ref: web/v2"));
+        assert!(files["package-context.yaml"].contains("region: east"));
+    }
+    assert!(f.run().events.is_empty());
+}
+
+#[test]
+fn changing_the_package_context_edits_once_or_updates_the_draft_in_place() {
+    let f = Fleet::new(1);
+    f.objects.put_package_variant(pv("pv-1", "edge-1"));
+    f.run();
+    // Draft exists: changed in place.
+    let mut p = f.objects.package_variant(NS, "pv-1").unwrap();
+    p.spec.package_context = Some(PackageContext {
+        data: [("region".to_string(), "west".to_string())].into(),
+        remove_keys: vec![],
+    });
+    f.objects.update_package_variant(&p).unwrap();
+    let r = f.run();
+    assert_eq!(
+        r.events
+            .iter()
+            .filter(|e| e.action == "mutated draft")
+            .count(),
+        1
+    );
+    let prs = f.downstream("edge-1");
+    assert_eq!(prs.len(), 1);
+    assert!(f.files(&prs[0].metadata.name)["package-context.yaml"].contains("region: west"));
+    // Published: one edit draft.
+    f.approve_all();
+    let mut p = f.objects.package_variant(NS, "pv-1").unwrap();
+    p.spec
+        .package_context
+        .as_mut()
+        .unwrap()
+        .data
+        .insert("region".into(), "north".into());
+    f.objects.update_package_variant(&p).unwrap();
+    let r = f.run();
+    assert_eq!(
+        r.events
+            .iter()
+            .filter(|e| e.action == "created edit draft")
+            .count(),
+        1
+    );
+    let prs = f.downstream("edge-1");
+    let ds = drafts(&prs);
+    assert_eq!(ds.len(), 1);
+    assert_eq!(ds[0].spec.workspace_name, "packagevariant-2");
+    assert!(f.files(&ds[0].metadata.name)["package-context.yaml"].contains("region: north"));
+    assert!(f.run().events.is_empty());
+}
+
+#[test]
+fn deleting_a_variant_follows_its_deletion_policy_and_adoption_works() {
+    let f = Fleet::new(3);
+    f.objects.put_package_variant(pv("pv-del", "edge-1"));
+    let mut orphan = pv("pv-orphan", "edge-2");
+    orphan.spec.deletion_policy = "orphan".into();
+    f.objects.put_package_variant(orphan);
+    f.run();
+    f.approve_all();
+    // A second draft (edit) for pv-del, so it has a draft and a published revision.
+    let mut p = f.objects.package_variant(NS, "pv-del").unwrap();
+    p.spec
+        .package_context
+        .as_mut()
+        .unwrap()
+        .data
+        .insert("x".into(), "y".into());
+    f.objects.update_package_variant(&p).unwrap();
+    f.run();
+    assert_eq!(f.downstream("edge-1").len(), 2);
+
+    f.objects.delete_package_variant(NS, "pv-del").unwrap();
+    f.objects.delete_package_variant(NS, "pv-orphan").unwrap();
+    f.run();
+    assert!(
+        f.objects.package_variant(NS, "pv-del").is_none(),
+        "finalizer removed"
+    );
+    assert!(f.objects.package_variant(NS, "pv-orphan").is_none());
+    let prs = f.downstream("edge-1");
+    assert_eq!(prs.len(), 1, "the draft was deleted");
+    assert_eq!(prs[0].spec.lifecycle, Lifecycle::DeletionProposed);
+    assert!(prs[0].metadata.owner_references.is_empty());
+    // Deletion gating: published revisions cannot be deleted until proposed.
+    let prs2 = f.downstream("edge-2");
+    assert_eq!(prs2.len(), 1);
+    assert_eq!(
+        prs2[0].spec.lifecycle,
+        Lifecycle::Published,
+        "orphan keeps it"
+    );
+    assert!(prs2[0].metadata.owner_references.is_empty());
+    assert!(
+        f.git().delete(NS, &prs2[0].metadata.name).is_err(),
+        "published: gated"
+    );
+    f.git().delete(NS, &prs[0].metadata.name).unwrap();
+    assert!(f.downstream("edge-1").is_empty());
+
+    // Adoption: an existing, unowned revision is adopted, not cloned again.
+    publish_files(
+        &f.git(),
+        NS,
+        "edge-3",
+        "web",
+        "manual",
+        blueprint("web:1.0"),
+        "init",
+    )
+    .unwrap();
+    let mut adopter = pv("pv-adopt", "edge-3");
+    adopter.spec.adoption_policy = "adoptExisting".into();
+    f.objects.put_package_variant(adopter);
+    let r = f.run();
+    assert!(
+        !r.events.iter().any(|e| e.action == "created clone draft"),
+        "{:#?}",
+        r.events
+    );
+    let prs = f.downstream("edge-3");
+    assert_eq!(prs[0].metadata.owner_references[0].name, "pv-adopt");
+}
+
+fn pvs_object(targets: serde_json::Value) -> PackageVariantSet {
+    serde_json::from_value(json!({
+        "apiVersion": "config.porch.kpt.dev/v1alpha2", "kind": "PackageVariantSet",
+        "metadata": {"name": "fleet", "namespace": NS},
+        "spec": {"upstream": {"repo": "blueprints", "package": "web", "revision": 1}, "targets": targets}
+    }))
+    .unwrap()
+}
+
+#[test]
+fn set_targets_removed_and_repositories_relabelled() {
+    let f = Fleet::new(4);
+    let template =
+        json!({"packageContext": {"dataExprs": [{"key": "site", "valueExpr": "repository.name"}]}});
+    f.objects.put_package_variant_set(pvs_object(json!([
+        {"repositories": [{"name": "edge-1"}, {"name": "edge-2"}], "template": template},
+        {"repositorySelector": {"matchLabels": {"join": "yes"}}, "template": template}
+    ])));
+    f.run();
+    let names = |f: &Fleet| -> Vec<String> {
+        f.objects
+            .list_package_variants(Some(NS))
+            .unwrap()
+            .into_iter()
+            .map(|p| p.metadata.name)
+            .collect()
+    };
+    assert_eq!(names(&f), vec!["fleet-edge-1-web", "fleet-edge-2-web"]);
+    assert!(
+        f.files("edge-2.web.packagevariant-1")["package-context.yaml"].contains("site: edge-2")
+    );
+
+    // Target removed: its variant is deleted, and with it its draft.
+    f.objects.put_package_variant_set(pvs_object(json!([
+        {"repositories": [{"name": "edge-1"}], "template": template},
+        {"repositorySelector": {"matchLabels": {"join": "yes"}}, "template": template}
+    ])));
+    f.run();
+    assert_eq!(names(&f), vec!["fleet-edge-1-web"]);
+    assert!(f.downstream("edge-2").is_empty());
+
+    // A repository relabelled joins the set...
+    let mut repo = f
+        .objects
+        .list_repositories(NS)
+        .unwrap()
+        .into_iter()
+        .find(|r| r.metadata.name == "edge-3")
+        .unwrap();
+    repo.metadata.labels.insert("join".into(), "yes".into());
+    f.objects.put_repository(repo.clone());
+    f.run();
+    assert_eq!(names(&f), vec!["fleet-edge-1-web", "fleet-edge-3-web"]);
+    assert_eq!(drafts(&f.downstream("edge-3")).len(), 1);
+    // ... and leaves it.
+    repo.metadata.labels.remove("join");
+    f.objects.put_repository(repo);
+    f.run();
+    assert_eq!(names(&f), vec!["fleet-edge-1-web"]);
+    assert!(f.downstream("edge-3").is_empty());
+    assert!(f.run().events.is_empty());
+}
+
+/// Sets up the stage, then kills the process at every write of the next
+/// run in turn; re-running must reach the reference end state with at most
+/// one open draft per variant.
+fn crash_at_every_write(stage: &dyn Fn(&Fleet)) {
+    let reference = {
+        let f = Fleet::new(2);
+        stage(&f);
+        let plan = FaultPlan::counting();
+        let r = f.run_with(plan.clone()).unwrap();
+        assert!(r.converged);
+        (f.snapshot(), plan.counts().writes)
+    };
+    let (want, writes) = reference;
+    assert!(writes > 0);
+    for n in 1..=writes {
+        let f = Fleet::new(2);
+        stage(&f);
+        let crashed = f.run_with(FaultPlan::failing_at(n));
+        assert!(
+            matches!(crashed, Err(ref e) if e.is_fatal()),
+            "write {n}: {crashed:?}"
+        );
+        f.run();
+        let got = f.snapshot();
+        assert_eq!(got, want, "after a crash at write {n}");
+        for prs in [f.downstream("edge-1"), f.downstream("edge-2")] {
+            assert!(drafts(&prs).len() <= 1, "write {n}: {prs:#?}");
+        }
+        assert!(f.run().events.is_empty(), "write {n}: fixed point");
+    }
+}
+
+#[test]
+fn killed_between_any_two_writes_converges_without_duplicate_drafts() {
+    // First run: clone drafts of a variant and of a set's child.
+    crash_at_every_write(&|f: &Fleet| {
+        f.objects.put_package_variant(pv("pv-1", "edge-1"));
+        f.objects
+            .put_package_variant_set(pvs_object(json!([{"repositories": [{"name": "edge-2"}]}])));
+    });
+    // An upgrade run: published downstreams, upstream v2.
+    crash_at_every_write(&|f: &Fleet| {
+        f.objects.put_package_variant(pv("pv-1", "edge-1"));
+        f.objects.put_package_variant(pv("pv-2", "edge-2"));
+        f.run();
+        f.approve_all();
+        f.publish_upstream_v2();
+    });
+    // A deletion run.
+    crash_at_every_write(&|f: &Fleet| {
+        f.objects.put_package_variant(pv("pv-1", "edge-1"));
+        f.objects.put_package_variant(pv("pv-2", "edge-2"));
+        f.run();
+        f.approve_all();
+        let mut p = f.objects.package_variant(NS, "pv-1").unwrap();
+        p.spec
+            .package_context
+            .as_mut()
+            .unwrap()
+            .data
+            .insert("x".into(), "y".into());
+        f.objects.update_package_variant(&p).unwrap();
+        f.run();
+        f.objects.delete_package_variant(NS, "pv-1").unwrap();
+        f.objects.delete_package_variant(NS, "pv-2").unwrap();
+    });
+}
+
+/// The fleet demo at scale: `cargo test -p porch-variants --release --test
+/// local_e2e -- --ignored --nocapture fleet_timing`.
+#[test]
+#[ignore = "timing run"]
+fn fleet_timing() {
+    for n in [20usize, 1000] {
+        let f = Fleet::new(n);
+        f.objects.put_package_variant_set(pvs_object(json!([{
+            "repositorySelector": {"matchLabels": {"tier": "edge"}},
+            "template": {
+                "packageContext": {"dataExprs": [{"key": "site", "valueExpr": "repository.name"}]},
+                "injectors": [{"name": "east-endpoints"}]
+            }
+        }])));
+        let plan = FaultPlan::counting();
+        let started = std::time::Instant::now();
+        let r = f.run_with(plan.clone()).unwrap();
+        let first = started.elapsed();
+        let counts = plan.counts();
+        let plan2 = FaultPlan::counting();
+        let started = std::time::Instant::now();
+        let r2 = f.run_with(plan2.clone()).unwrap();
+        let second = started.elapsed();
+        println!(
+            "{n} repositories ({} variants incl. the blueprint repo's): first run {:.2}s, {} passes, {} reads, {} writes; second run {:.2}s, {} reads, {} writes, {} events",
+            r.package_variants,
+            first.as_secs_f64(),
+            r.passes,
+            counts.reads,
+            counts.writes,
+            second.as_secs_f64(),
+            plan2.counts().reads,
+            plan2.counts().writes,
+            r2.events.len()
+        );
+    }
+}
