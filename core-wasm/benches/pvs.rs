@@ -4,114 +4,14 @@
 //! release, i.e. under 30 µs per target.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use pv_core::api::{ObjectMeta, PackageRevision, PackageVariant, Upstream};
-use pv_core::variantset::types::{
-    DownstreamTemplate, InjectionSelectorTemplate, MapExpr, PackageContextTemplate,
-    RepositoryTarget,
-};
-use pv_core::variantset::{
-    render, PackageVariantSet, PackageVariantTemplate, Repository, Target, TargetObjects,
-};
+use pv_core::api::PackageVariant;
+use pv_core::variantset::{render, TargetObjects};
 
-const TARGETS: usize = 10_000;
-
-fn meta(name: String, labels: &[(&str, String)]) -> ObjectMeta {
-    ObjectMeta {
-        name,
-        namespace: "fleet".into(),
-        labels: labels
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect(),
-        ..ObjectMeta::default()
-    }
-}
-
-fn inputs() -> (PackageVariantSet, Vec<PackageRevision>, Vec<Repository>) {
-    let mut upstream = PackageRevision {
-        metadata: meta(
-            "blueprints-basens-v3".into(),
-            &[("team", "platform".into())],
-        ),
-        ..PackageRevision::default()
-    };
-    upstream.spec.repository = "blueprints".into();
-    upstream.spec.package_name = "basens".into();
-    upstream.spec.workspace_name = "v3".into();
-    upstream.spec.revision = 3;
-
-    let repositories: Vec<Repository> = (0..TARGETS)
-        .map(|i| Repository {
-            metadata: meta(
-                format!("edge-{i:05}"),
-                &[
-                    ("region", format!("region-{}", i % 7)),
-                    ("zone", format!("zone-{}", i % 3)),
-                ],
-            ),
-            ..Repository::default()
-        })
-        .collect();
-
-    let template = PackageVariantTemplate {
-        downstream: Some(DownstreamTemplate {
-            package_expr: Some("packageDefault + '-' + repository.labels['zone']".into()),
-            ..DownstreamTemplate::default()
-        }),
-        labels: [("managed-by".to_string(), "fleet".to_string())].into(),
-        label_exprs: vec![MapExpr {
-            key: Some("region".into()),
-            value_expr: Some("repository.labels['region']".into()),
-            ..MapExpr::default()
-        }],
-        annotation_exprs: vec![MapExpr {
-            key: Some("fleet.example.com/owner".into()),
-            value_expr: Some("upstream.labels['team'] + '/' + target.repo".into()),
-            ..MapExpr::default()
-        }],
-        package_context: Some(PackageContextTemplate {
-            data_exprs: vec![MapExpr {
-                key: Some("cluster".into()),
-                value_expr: Some("repoDefault".into()),
-                ..MapExpr::default()
-            }],
-            ..PackageContextTemplate::default()
-        }),
-        injectors: vec![InjectionSelectorTemplate {
-            name_expr: Some("repository.name + '-endpoints'".into()),
-            ..InjectionSelectorTemplate::default()
-        }],
-        ..PackageVariantTemplate::default()
-    };
-    let mut pvs = PackageVariantSet {
-        metadata: meta("fleet".into(), &[]),
-        ..PackageVariantSet::default()
-    };
-    pvs.metadata.uid = "5f7c6c1e-3b0a-4c1e-9d7e-0a1b2c3d4e5f".into();
-    pvs.spec.upstream = Some(Upstream {
-        repo: "blueprints".into(),
-        package: "basens".into(),
-        revision: 3,
-        workspace_name: String::new(),
-    });
-    pvs.spec.targets = vec![Target {
-        repositories: Some(
-            repositories
-                .iter()
-                .map(|r| RepositoryTarget {
-                    name: r.metadata.name.clone(),
-                    package_names: vec![],
-                })
-                .collect(),
-        ),
-        template: Some(template),
-        ..Target::default()
-    }];
-    (pvs, vec![upstream], repositories)
-}
+mod support;
+use support::TARGETS;
 
 fn bench(c: &mut Criterion) {
-    let (pvs, revisions, repositories) = inputs();
+    let (pvs, revisions, repositories) = support::pvs_inputs(TARGETS);
     let objects = TargetObjects::new();
     // The existing children: what the first render created, as read back.
     let existing: Vec<PackageVariant> = render(&pvs, &revisions, &repositories, &objects, &[])
