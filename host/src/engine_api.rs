@@ -8,14 +8,9 @@
 //! * [`NativeCore`] — the same core compiled into this binary
 //!   (`--native-core`), through the component's own glue
 //!   ([`crate::component::native`]), so both return the same records.
-//!
-//! The component's world has no export for the clone and upgrade content
-//! operations yet (`pv_core::merge`); until it does, [`ComponentCore`]
-//! computes those two natively (they are pure and deterministic either
-//! way).
 
 use pv_core::api::{Condition, PackageRevision, PackageVariant};
-use pv_core::merge::{MergeOutcome, UpstreamSource};
+use pv_core::merge::{MergeConflict, MergeOutcome, UpstreamSource};
 use pv_core::variant::downstream::UpdateReason;
 use pv_core::variant::drafts::DraftKind;
 use pv_core::variantset::{ClusterObject, PackageVariantSet, Repository};
@@ -187,9 +182,7 @@ pub trait Core {
         upstream: &Files,
         package: &str,
         source: &UpstreamSource,
-    ) -> CoreResult<Result<Files, String>> {
-        Ok(pv_core::merge::prepare_clone(upstream, package, source).map_err(|e| e.to_string()))
-    }
+    ) -> CoreResult<Result<Files, String>>;
     /// The content of an upgrade: the three-way resource merge, with the
     /// Kptfile pointed at the new upstream.
     fn upgrade_package(
@@ -198,12 +191,7 @@ pub trait Core {
         new_upstream: &Files,
         local: &Files,
         source: &UpstreamSource,
-    ) -> CoreResult<Result<MergeOutcome, String>> {
-        Ok(
-            pv_core::merge::prepare_upgrade(old_upstream, new_upstream, local, source)
-                .map_err(|e| e.to_string()),
-        )
-    }
+    ) -> CoreResult<Result<MergeOutcome, String>>;
     /// A short name for messages (`component` or `native`).
     fn name(&self) -> &'static str;
 }
@@ -403,6 +391,67 @@ fn decode_render(
     })
 }
 
+fn wit_files(files: &Files) -> Vec<wit::File> {
+    files
+        .iter()
+        .map(|(p, c)| wit::File {
+            path: p.clone(),
+            content: c.clone(),
+        })
+        .collect()
+}
+
+fn wit_source(source: &UpstreamSource) -> wit::UpstreamSource {
+    wit::UpstreamSource {
+        repo: source.repo.clone(),
+        directory: source.directory.clone(),
+        ref_: source.r#ref.clone(),
+        commit: source.commit.clone(),
+    }
+}
+
+fn clone_input(upstream: &Files, package: &str, source: &UpstreamSource) -> wit::CloneInput {
+    wit::CloneInput {
+        upstream: wit_files(upstream),
+        package: package.to_string(),
+        source: wit_source(source),
+    }
+}
+
+fn upgrade_input(
+    old_upstream: &Files,
+    new_upstream: &Files,
+    local: &Files,
+    source: &UpstreamSource,
+) -> wit::UpgradeInput {
+    wit::UpgradeInput {
+        old_upstream: wit_files(old_upstream),
+        new_upstream: wit_files(new_upstream),
+        local: wit_files(local),
+        source: wit_source(source),
+    }
+}
+
+fn decode_clone(r: Result<Vec<wit::File>, String>) -> Result<Files, String> {
+    r.map(|files| files.into_iter().map(|f| (f.path, f.content)).collect())
+}
+
+fn decode_upgrade(r: Result<wit::UpgradeOutcome, String>) -> Result<MergeOutcome, String> {
+    r.map(|o| MergeOutcome {
+        files: o.files.into_iter().map(|f| (f.path, f.content)).collect(),
+        conflicts: o
+            .conflicts
+            .into_iter()
+            .map(|c| MergeConflict {
+                file: c.file,
+                resource: c.resource,
+                path: c.path,
+            })
+            .collect(),
+        changed_files: o.changed_files,
+    })
+}
+
 /// The core compiled into this binary.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NativeCore;
@@ -433,6 +482,31 @@ impl Core for NativeCore {
     fn render_set(&self, input: SetInput<'_>) -> CoreResult<Result<SetRender, SetFailure>> {
         let input = render_input(input)?;
         decode_render(crate::component::native::render_package_variant_set(&input))
+    }
+
+    fn clone_package(
+        &self,
+        upstream: &Files,
+        package: &str,
+        source: &UpstreamSource,
+    ) -> CoreResult<Result<Files, String>> {
+        let input = clone_input(upstream, package, source);
+        Ok(decode_clone(crate::component::native::clone_package(
+            &input,
+        )))
+    }
+
+    fn upgrade_package(
+        &self,
+        old_upstream: &Files,
+        new_upstream: &Files,
+        local: &Files,
+        source: &UpstreamSource,
+    ) -> CoreResult<Result<MergeOutcome, String>> {
+        let input = upgrade_input(old_upstream, new_upstream, local, source);
+        Ok(decode_upgrade(crate::component::native::upgrade_package(
+            &input,
+        )))
     }
 
     fn name(&self) -> &'static str {
@@ -479,6 +553,27 @@ impl Core for ComponentCore {
     fn render_set(&self, input: SetInput<'_>) -> CoreResult<Result<SetRender, SetFailure>> {
         let input = render_input(input)?;
         decode_render(self.0.render_package_variant_set(&input)?)
+    }
+
+    fn clone_package(
+        &self,
+        upstream: &Files,
+        package: &str,
+        source: &UpstreamSource,
+    ) -> CoreResult<Result<Files, String>> {
+        let input = clone_input(upstream, package, source);
+        Ok(decode_clone(self.0.clone_package(&input)?))
+    }
+
+    fn upgrade_package(
+        &self,
+        old_upstream: &Files,
+        new_upstream: &Files,
+        local: &Files,
+        source: &UpstreamSource,
+    ) -> CoreResult<Result<MergeOutcome, String>> {
+        let input = upgrade_input(old_upstream, new_upstream, local, source);
+        Ok(decode_upgrade(self.0.upgrade_package(&input)?))
     }
 
     fn name(&self) -> &'static str {

@@ -33,6 +33,8 @@ fn component_info_lists_version_size_and_exports() {
         "validate-package-variant-set(package-variant-set)",
         "render-package-variant-set(input)",
         "format-files(files)",
+        "clone-package(input)",
+        "upgrade-package(input)",
     ] {
         assert!(stdout.contains(export), "{export} missing:\n{stdout}");
     }

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use porch_variants::engine_api::NativeCore;
+use porch_variants::engine_api::{ComponentCore, Core, NativeCore};
 use porch_variants::local::cli::publish_files;
 use porch_variants::reconcile::{run_to_fixed_point, Ctx, NoProgress, ReconcileError, RunReport};
 use porch_variants::store::faulty::{FaultPlan, Faulty};
@@ -102,13 +102,21 @@ impl Fleet {
     }
 
     fn run_with(&self, plan: std::sync::Arc<FaultPlan>) -> Result<RunReport, ReconcileError> {
+        self.run_with_core(plan, &NativeCore)
+    }
+
+    fn run_with_core(
+        &self,
+        plan: std::sync::Arc<FaultPlan>,
+        core: &dyn Core,
+    ) -> Result<RunReport, ReconcileError> {
         let git = self.git();
         let revisions = Faulty::new(&git, plan.clone());
         let objects = Faulty::new(&self.objects, plan);
         let ctx = Ctx {
             revisions: &revisions,
             objects: &objects,
-            core: &NativeCore,
+            core,
             now: "2026-01-01T00:00:00Z".into(),
         };
         run_to_fixed_point(&ctx, 10, &NoProgress)
@@ -638,7 +646,12 @@ fn killed_between_any_two_writes_converges_without_duplicate_drafts() {
 #[test]
 #[ignore = "timing run"]
 fn fleet_timing() {
-    for n in [20usize, 1000] {
+    let component = ComponentCore::load().expect("the component loads");
+    let cores: [&dyn Core; 2] = [&NativeCore, &component];
+    for (n, core) in [20usize, 1000]
+        .into_iter()
+        .flat_map(|n| cores.map(|c| (n, c)))
+    {
         let f = Fleet::new(n);
         f.objects.put_package_variant_set(pvs_object(json!([{
             "repositorySelector": {"matchLabels": {"tier": "edge"}},
@@ -649,15 +662,16 @@ fn fleet_timing() {
         }])));
         let plan = FaultPlan::counting();
         let started = std::time::Instant::now();
-        let r = f.run_with(plan.clone()).unwrap();
+        let r = f.run_with_core(plan.clone(), core).unwrap();
         let first = started.elapsed();
         let counts = plan.counts();
         let plan2 = FaultPlan::counting();
         let started = std::time::Instant::now();
-        let r2 = f.run_with(plan2.clone()).unwrap();
+        let r2 = f.run_with_core(plan2.clone(), core).unwrap();
         let second = started.elapsed();
         println!(
-            "{n} repositories ({} variants incl. the blueprint repo's): first run {:.2}s, {} passes, {} reads, {} writes; second run {:.2}s, {} reads, {} writes, {} events",
+            "{} core, {n} repositories ({} variants): first run {:.2}s, {} passes, {} reads, {} writes; second run {:.2}s, {} reads, {} writes, {} events",
+            core.name(),
             r.package_variants,
             first.as_secs_f64(),
             r.passes,

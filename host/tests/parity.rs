@@ -19,7 +19,10 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use porch_variants::component::native;
-use porch_variants::component::types::{CelLimits, File, MutationInput, PlanInput, RenderInput};
+use porch_variants::component::types::{
+    CelLimits, CloneInput, File, MutationInput, PlanInput, RenderInput, UpgradeInput,
+    UpstreamSource,
+};
 use porch_variants::component::CoreComponent;
 use porch_variants_tests::conformance::cases;
 use porch_variants_tests::conformance_dir;
@@ -34,6 +37,8 @@ enum Call {
     ValidatePvs(String),
     Render(RenderInput),
     Format(Vec<File>),
+    Clone(CloneInput),
+    Upgrade(UpgradeInput),
 }
 
 impl Call {
@@ -45,6 +50,8 @@ impl Call {
             Call::ValidatePvs(_) => "validate-package-variant-set",
             Call::Render(_) => "render-package-variant-set",
             Call::Format(_) => "format-files",
+            Call::Clone(_) => "clone-package",
+            Call::Upgrade(_) => "upgrade-package",
         }
     }
 }
@@ -84,6 +91,14 @@ fn check(component: &CoreComponent, call: &Call) -> Result<(), String> {
         Call::Format(files) => same(
             native::format_files(files),
             component.format_files(files).map_err(fail)?,
+        ),
+        Call::Clone(input) => same(
+            native::clone_package(input),
+            component.clone_package(input).map_err(fail)?,
+        ),
+        Call::Upgrade(input) => same(
+            native::upgrade_package(input),
+            component.upgrade_package(input).map_err(fail)?,
         ),
     }
 }
@@ -786,7 +801,94 @@ fn invalid_input_is_reported_the_same_way() {
             path: "bad.yaml".into(),
             content: "a: [".into(),
         }]),
+        Call::Clone(CloneInput {
+            upstream: vec![file("Kptfile", "kind: [")],
+            package: "p".into(),
+            source: source("blueprints/web/v1"),
+        }),
+        Call::Upgrade(UpgradeInput {
+            old_upstream: Vec::new(),
+            new_upstream: vec![file("Kptfile", "kind: Kptfile\n")],
+            local: vec![file("Kptfile", "a: {")],
+            source: source("blueprints/web/v2"),
+        }),
     ] {
         check(component, &call).unwrap_or_else(|d| panic!("{}: {d}", call.name()));
+    }
+}
+
+fn file(path: &str, content: &str) -> File {
+    File {
+        path: path.into(),
+        content: content.into(),
+    }
+}
+
+fn source(r#ref: &str) -> UpstreamSource {
+    UpstreamSource {
+        repo: "/srv/git/blueprints".into(),
+        directory: "web".into(),
+        ref_: r#ref.into(),
+        commit: "0123456789abcdef0123456789abcdef01234567".into(),
+    }
+}
+
+/// Replaces `from` by `to` in `path` (which must contain it).
+fn edit(files: &[File], path: &str, from: &str, to: &str) -> Vec<File> {
+    files
+        .iter()
+        .map(|f| {
+            if f.path == path {
+                assert!(f.content.contains(from), "{path} lacks {from:?}");
+                file(&f.path, &f.content.replacen(from, to, 1))
+            } else {
+                f.clone()
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn clone_and_upgrade_give_the_same_answer_natively_and_in_the_component() {
+    let component = component();
+    let dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/fleet/packages/blueprints/web");
+    let v1 = yaml_files(&dir);
+    assert!(
+        v1.iter().any(|f| f.path == "Kptfile"),
+        "blueprint has a Kptfile"
+    );
+    let clone = CloneInput {
+        upstream: v1.clone(),
+        package: "web-east".into(),
+        source: source("blueprints/web/v1"),
+    };
+    check(component, &Call::Clone(clone.clone())).unwrap();
+    let local = native::clone_package(&clone).expect("the blueprint clones");
+    // Upstream v2 changes the image and adds a resource; the downstream
+    // changed the replica count, and also the image (a conflict: ours kept).
+    let v2 = {
+        let mut v2 = edit(&v1, "deployment.yaml", "web:1.4.2", "web:2.0.0");
+        v2.push(file(
+            "service.yaml",
+            "apiVersion: v1\nkind: Service\nmetadata:\n  name: web # the front\nspec:\n  ports:\n  - port: 80\n",
+        ));
+        v2
+    };
+    let ours = edit(&local, "deployment.yaml", "replicas: 2", "replicas: 7");
+    let conflicting = edit(&ours, "deployment.yaml", "web:1.4.2", "web:1.4.3");
+    for local in [local.clone(), ours, conflicting] {
+        let upgrade = UpgradeInput {
+            old_upstream: v1.clone(),
+            new_upstream: v2.clone(),
+            local,
+            source: source("blueprints/web/v2"),
+        };
+        check(component, &Call::Upgrade(upgrade.clone())).unwrap();
+        let merged = native::upgrade_package(&upgrade).expect("the upgrade merges");
+        assert!(
+            merged.files.iter().any(|f| f.path == "service.yaml"),
+            "upstream's new resource is taken"
+        );
     }
 }

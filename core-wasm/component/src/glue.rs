@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 
 use pv_core::api::{Condition, PackageRevision, PackageVariant};
+use pv_core::merge::{self, UpstreamSource};
 use pv_core::variant::downstream::{PrAction, UpdateReason};
 use pv_core::variant::drafts::DraftKind;
 use pv_core::variant::mutate::{self, InjectionPoint, MutationOutcome, PrrRef};
@@ -68,11 +69,7 @@ pub fn apply_mutations(
         from_json("package-variant", &input.package_variant).map_err(invalid)?;
     let candidates: Vec<serde_json::Value> =
         from_json_list("candidates", &input.candidates).map_err(invalid)?;
-    let files: BTreeMap<String, String> = input
-        .files
-        .iter()
-        .map(|f| (f.path.clone(), f.content.clone()))
-        .collect();
+    let files = files_in(&input.files);
     let prr = PrrRef {
         namespace: &input.namespace,
         name: &input.name,
@@ -133,6 +130,64 @@ pub fn format_files(files: &[wit::File]) -> Vec<wit::FormattedFile> {
             formatted: pv_core::yaml::reformat(&f.content).map_err(|e| e.to_string()),
         })
         .collect()
+}
+
+/// `clone-package`.
+pub fn clone_package(input: &wit::CloneInput) -> Result<Vec<wit::File>, String> {
+    let upstream = files_in(&input.upstream);
+    merge::prepare_clone(&upstream, &input.package, &upstream_source(&input.source))
+        .map(|files| files_out(&files))
+        .map_err(|e| e.to_string())
+}
+
+/// `upgrade-package`.
+pub fn upgrade_package(input: &wit::UpgradeInput) -> Result<wit::UpgradeOutcome, String> {
+    merge::prepare_upgrade(
+        &files_in(&input.old_upstream),
+        &files_in(&input.new_upstream),
+        &files_in(&input.local),
+        &upstream_source(&input.source),
+    )
+    .map(|out| wit::UpgradeOutcome {
+        files: files_out(&out.files),
+        conflicts: out
+            .conflicts
+            .into_iter()
+            .map(|c| wit::MergeConflict {
+                file: c.file,
+                resource: c.resource,
+                path: c.path,
+            })
+            .collect(),
+        changed_files: out.changed_files,
+    })
+    .map_err(|e| e.to_string())
+}
+
+fn files_in(files: &[wit::File]) -> BTreeMap<String, String> {
+    files
+        .iter()
+        .map(|f| (f.path.clone(), f.content.clone()))
+        .collect()
+}
+
+fn files_out(files: &BTreeMap<String, String>) -> Vec<wit::File> {
+    files
+        .iter()
+        .map(|(path, content)| wit::File {
+            path: path.clone(),
+            content: content.clone(),
+        })
+        .collect()
+}
+
+fn upstream_source(s: &wit::UpstreamSource) -> UpstreamSource {
+    UpstreamSource {
+        repo: s.repo.clone(),
+        directory: s.directory.clone(),
+        r#ref: s.ref_.clone(),
+        commit: s.commit.clone(),
+    }
 }
 
 fn from_json<T: DeserializeOwned>(what: &str, text: &str) -> Result<T, String> {

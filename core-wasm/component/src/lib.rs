@@ -60,6 +60,14 @@ impl bindings::Guest for Component {
         glue::render_package_variant_set(&input)
     }
 
+    fn clone_package(input: wit::CloneInput) -> Result<Vec<wit::File>, String> {
+        glue::clone_package(&input)
+    }
+
+    fn upgrade_package(input: wit::UpgradeInput) -> Result<wit::UpgradeOutcome, String> {
+        glue::upgrade_package(&input)
+    }
+
     fn format_files(files: Vec<wit::File>) -> Vec<wit::FormattedFile> {
         glue::format_files(&files)
     }

@@ -17,10 +17,11 @@ wasmtime::component::bindgen!({
 /// The records of the world, by the name callers use.
 pub mod types {
     pub use super::{
-        CelLimits, Condition, Draft, DraftKind, EnsureMutations, File, FormattedFile,
-        InjectionResult, Json, MutationError, MutationInput, MutationOutcome, MutationTarget,
-        ObjectKind, PackageCondition, PlanInput, PlanOutcome, PlanStep, ReadinessGate,
-        ReconcilePlan, RenderError, RenderFailure, RenderInput, RenderOutcome, RenderStats,
-        RevisionUpdate, SyncPlan, UpdateReason,
+        CelLimits, CloneInput, Condition, Draft, DraftKind, EnsureMutations, File, FormattedFile,
+        InjectionResult, Json, MergeConflict, MutationError, MutationInput, MutationOutcome,
+        MutationTarget, ObjectKind, PackageCondition, PlanInput, PlanOutcome, PlanStep,
+        ReadinessGate, ReconcilePlan, RenderError, RenderFailure, RenderInput, RenderOutcome,
+        RenderStats, RevisionUpdate, SyncPlan, UpdateReason, UpgradeInput, UpgradeOutcome,
+        UpstreamSource,
     };
 }

@@ -441,6 +441,22 @@ impl CoreComponent {
     ) -> Result<Vec<types::FormattedFile>, ComponentError> {
         self.instantiate()?.format_files(files)
     }
+
+    /// `clone-package`: the content of a clone.
+    pub fn clone_package(
+        &self,
+        input: &types::CloneInput,
+    ) -> Result<Result<Vec<types::File>, String>, ComponentError> {
+        self.instantiate()?.clone_package(input)
+    }
+
+    /// `upgrade-package`: the three-way merge of an upgrade.
+    pub fn upgrade_package(
+        &self,
+        input: &types::UpgradeInput,
+    ) -> Result<Result<types::UpgradeOutcome, String>, ComponentError> {
+        self.instantiate()?.upgrade_package(input)
+    }
 }
 
 /// One instance of the component in its own store. [`CoreComponent`]'s
@@ -546,6 +562,26 @@ impl Instance<'_> {
         })
     }
 
+    /// `clone-package`.
+    pub fn clone_package(
+        &mut self,
+        input: &types::CloneInput,
+    ) -> Result<Result<Vec<types::File>, String>, ComponentError> {
+        self.call("clone-package", input.input_bytes(), |b, s| {
+            b.call_clone_package(s, input)
+        })
+    }
+
+    /// `upgrade-package`.
+    pub fn upgrade_package(
+        &mut self,
+        input: &types::UpgradeInput,
+    ) -> Result<Result<types::UpgradeOutcome, String>, ComponentError> {
+        self.call("upgrade-package", input.input_bytes(), |b, s| {
+            b.call_upgrade_package(s, input)
+        })
+    }
+
     /// Fuel the last call used (`None` without a fuel limit).
     pub fn fuel_used(&self) -> Option<u64> {
         self.config.fuel?;
@@ -625,6 +661,27 @@ impl InputBytes for types::RenderInput {
                 .iter()
                 .map(|k| k.api_version.len() + k.kind.len())
                 .sum::<usize>()
+    }
+}
+
+impl InputBytes for types::UpstreamSource {
+    fn input_bytes(&self) -> usize {
+        self.repo.len() + self.directory.len() + self.ref_.len() + self.commit.len()
+    }
+}
+
+impl InputBytes for types::CloneInput {
+    fn input_bytes(&self) -> usize {
+        self.upstream.input_bytes() + self.package.len() + self.source.input_bytes()
+    }
+}
+
+impl InputBytes for types::UpgradeInput {
+    fn input_bytes(&self) -> usize {
+        self.old_upstream.input_bytes()
+            + self.new_upstream.input_bytes()
+            + self.local.input_bytes()
+            + self.source.input_bytes()
     }
 }
 
