@@ -3,6 +3,7 @@
 
 pub mod component;
 pub mod engine_api;
+pub mod kube;
 pub mod local;
 pub mod reconcile;
 pub mod store;

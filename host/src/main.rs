@@ -54,6 +54,11 @@ enum Command {
         #[command(subcommand)]
         command: component_cmd::ComponentCommand,
     },
+    /// Run the PackageVariant and PackageVariantSet controllers against a
+    /// Kubernetes cluster with Porch (JSON logs).
+    Controller(porch_variants::kube::run::ControllerArgs),
+    /// Print the PackageVariant and PackageVariantSet CRDs (YAML).
+    Crds,
 }
 
 fn local_cmd(args: &porch_variants::local::cli::LocalArgs) -> anyhow::Result<ExitCode> {
@@ -70,17 +75,39 @@ fn local_cmd(args: &porch_variants::local::cli::LocalArgs) -> anyhow::Result<Exi
     })
 }
 
+fn controller_cmd(args: porch_variants::kube::run::ControllerArgs) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(porch_variants::kube::run::run(args))?;
+    Ok(ExitCode::SUCCESS)
+}
+
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
     let cli = Cli::parse();
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    if matches!(cli.command, Command::Controller(_)) {
+        tracing_subscriber::fmt()
+            .json()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .init();
+    } else {
+        tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .init();
+    }
     let result = match cli.command {
         Command::Fmt { check, paths } => fmt::run(&paths, check),
         Command::Component { command } => component_cmd::run(command),
+        Command::Controller(args) => controller_cmd(args),
+        Command::Crds => porch_variants::kube::crd::all_yaml()
+            .map(|y| {
+                print!("{y}");
+                ExitCode::SUCCESS
+            })
+            .map_err(anyhow::Error::from),
         Command::Local(args) => local_cmd(&args),
         Command::Rpkg {
             dir,

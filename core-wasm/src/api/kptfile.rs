@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// A Kptfile.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Kptfile {
     /// `kpt.dev/v1`.
@@ -43,6 +44,7 @@ pub struct Kptfile {
 
 /// `pipeline`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Pipeline {
     /// Functions that change resources, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -62,6 +64,7 @@ impl Pipeline {
 /// A function of a pipeline (`kptfilev1.Function`), with Go's JSON field
 /// set and `omitempty` rules.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Function {
     /// Container image.
@@ -92,6 +95,7 @@ pub struct Function {
 
 /// A resource selector of a function.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Selector {
     /// API version.

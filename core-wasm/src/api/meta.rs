@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 /// `metav1.ObjectMeta`, reduced to the fields the controllers read or write;
 /// any other field is kept in `extra` so nothing is lost on a round trip.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ObjectMeta {
     /// Object name.
@@ -59,6 +60,7 @@ impl ObjectMeta {
 
 /// `metav1.OwnerReference`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct OwnerReference {
     /// API version of the owner.
@@ -79,6 +81,7 @@ pub struct OwnerReference {
 
 /// `metav1.Condition` (status conditions of our CRDs).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Condition {
     /// Condition type (`Ready`, `Stalled`).

@@ -16,6 +16,7 @@ pub const LATEST_REVISION_LABEL: &str = "kpt.dev/latest-revision";
 
 /// A PackageRevision `porch.kpt.dev/v1alpha1`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PackageRevision {
     /// `porch.kpt.dev/v1alpha1`.
@@ -37,6 +38,7 @@ pub struct PackageRevision {
 
 /// Lifecycle of a PackageRevision.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum Lifecycle {
     /// Not set (the server defaults it to Draft).
     #[default]
@@ -61,6 +63,7 @@ impl Lifecycle {
 
 /// `spec` of a PackageRevision.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PackageRevisionSpec {
     /// Package name (its path in the repository).
@@ -106,6 +109,7 @@ fn is_unset(l: &Lifecycle) -> bool {
 
 /// A reference by name.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct NameRef {
     /// The referenced object's name.
     #[serde(default)]
@@ -114,6 +118,7 @@ pub struct NameRef {
 
 /// `spec.readinessGates[]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ReadinessGate {
     /// Condition type that must be True.
@@ -122,6 +127,7 @@ pub struct ReadinessGate {
 
 /// `spec.packageMetadata`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PackageMetadata {
     /// Labels.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -133,6 +139,7 @@ pub struct PackageMetadata {
 
 /// `spec.tasks[]`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Task {
     /// `init`, `clone`, `edit`, `upgrade`, `render`, `push`.
@@ -154,6 +161,7 @@ pub struct Task {
 
 /// `tasks[].clone`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CloneTask {
     /// The upstream (`clone.upstreamRef.upstreamRef.name` for a PackageRevision).
@@ -163,6 +171,7 @@ pub struct CloneTask {
 
 /// `UpstreamPackage`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct UpstreamPackage {
     /// `git` or `oci`.
@@ -181,6 +190,7 @@ pub struct UpstreamPackage {
 
 /// `tasks[].edit`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct EditTask {
     /// The revision to copy.
@@ -190,6 +200,7 @@ pub struct EditTask {
 
 /// `tasks[].upgrade`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct UpgradeTask {
     /// The upstream revision the local package was made from.
@@ -208,6 +219,7 @@ pub struct UpgradeTask {
 
 /// `status` of a PackageRevision.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PackageRevisionStatus {
     /// Where the upstream content came from.
@@ -232,6 +244,7 @@ pub struct PackageRevisionStatus {
 
 /// A condition of the package (from the Kptfile's `status.conditions`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PackageCondition {
     /// Condition type.
     #[serde(rename = "type")]
@@ -248,6 +261,7 @@ pub struct PackageCondition {
 
 /// `Locator`: a Git location.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Locator {
     /// `git`.
     #[serde(rename = "type", default, skip_serializing_if = "String::is_empty")]
@@ -259,6 +273,7 @@ pub struct Locator {
 
 /// `Locator.git`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct GitLock {
     /// Repository URL or name.
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -276,6 +291,7 @@ pub struct GitLock {
 
 /// PackageRevisionResources `porch.kpt.dev/v1alpha1`: a revision's files.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PackageRevisionResources {
     /// `porch.kpt.dev/v1alpha1`.
@@ -297,6 +313,7 @@ pub struct PackageRevisionResources {
 
 /// `spec` of PackageRevisionResources.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PackageRevisionResourcesSpec {
     /// Package name.
@@ -318,6 +335,7 @@ pub struct PackageRevisionResourcesSpec {
 
 /// `status` of PackageRevisionResources.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PackageRevisionResourcesStatus {
     /// The last render.
@@ -327,6 +345,7 @@ pub struct PackageRevisionResourcesStatus {
 
 /// `RenderStatus`: the result of rendering a package.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RenderStatus {
     /// Function results.
     #[serde(default)]
@@ -346,6 +365,7 @@ pub mod v1alpha2 {
 
     /// A PackageRevision `porch.kpt.dev/v1alpha2`.
     #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     #[serde(rename_all = "camelCase")]
     pub struct PackageRevision {
         /// `porch.kpt.dev/v1alpha2`.
@@ -367,6 +387,7 @@ pub mod v1alpha2 {
 
     /// `spec`.
     #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     #[serde(rename_all = "camelCase")]
     pub struct Spec {
         /// Package name.
@@ -394,6 +415,7 @@ pub mod v1alpha2 {
 
     /// `spec.source`.
     #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     #[serde(rename_all = "camelCase")]
     pub struct Source {
         /// A new package.
@@ -412,6 +434,7 @@ pub mod v1alpha2 {
 
     /// `spec.source.upgrade`.
     #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     #[serde(rename_all = "camelCase")]
     pub struct Upgrade {
         /// Old upstream.
@@ -430,6 +453,7 @@ pub mod v1alpha2 {
 
     /// `status`.
     #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     #[serde(rename_all = "camelCase")]
     pub struct Status {
         /// Generation observed.

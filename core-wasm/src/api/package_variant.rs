@@ -17,6 +17,7 @@ pub const FINALIZER: &str = "config.porch.kpt.dev/packagevariants";
 
 /// A PackageVariant object.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PackageVariant {
     /// `config.porch.kpt.dev/v1alpha1`.
@@ -38,6 +39,7 @@ pub struct PackageVariant {
 
 /// `spec` of a PackageVariant.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PackageVariantSpec {
     /// The package to clone from.
@@ -71,6 +73,7 @@ pub struct PackageVariantSpec {
 
 /// `spec.upstream`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Upstream {
     /// Repository name.
@@ -93,6 +96,7 @@ fn is_zero(v: &i64) -> bool {
 
 /// `spec.downstream`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Downstream {
     /// Repository name.
@@ -163,6 +167,7 @@ impl DeletionPolicy {
 
 /// `spec.packageContext`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PackageContext {
     /// Keys set in `package-context.yaml`'s data.
@@ -175,6 +180,7 @@ pub struct PackageContext {
 
 /// `spec.injectors[]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct InjectionSelector {
     /// API group to match (any when absent).
@@ -193,6 +199,7 @@ pub struct InjectionSelector {
 
 /// `status` of a PackageVariant.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PackageVariantStatus {
     /// `Stalled` and `Ready`.
@@ -212,6 +219,7 @@ impl PackageVariantStatus {
 
 /// `status.downstreamTargets[]`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DownstreamTarget {
     /// PackageRevision name.

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 /// A ResourceList as typed JSON (the functions keep items as YAML nodes to
 /// preserve formatting; this type is for results and light inspection).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceList {
     /// `config.kubernetes.io/v1`.
@@ -29,6 +30,7 @@ pub struct ResourceList {
 
 /// Severity of a result.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     /// A failure.
@@ -42,6 +44,7 @@ pub enum Severity {
 
 /// A result (`framework.Result` / kpt `ResultItem`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ResultItem {
     /// What happened.
@@ -65,6 +68,7 @@ pub struct ResultItem {
 
 /// `resourceRef` of a result.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceRef {
     /// API version.
@@ -83,6 +87,7 @@ pub struct ResourceRef {
 
 /// `field` of a result.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct FieldRef {
     /// Path of the field (`spec.template.downstream.repoExpr`).
@@ -97,6 +102,7 @@ pub struct FieldRef {
 
 /// `file` of a result.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FileRef {
     /// Slash-separated path relative to the package.
     pub path: String,
@@ -111,6 +117,7 @@ fn is_zero(v: &i64) -> bool {
 
 /// kpt's `FunctionResultList` (`kpt.dev/v1`), as carried in render status.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct FunctionResultList {
     /// `kpt.dev/v1`.

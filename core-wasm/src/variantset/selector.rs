@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 /// `metav1.LabelSelector`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct LabelSelector {
     /// Exact `key: value` matches.
@@ -29,6 +30,7 @@ pub struct LabelSelector {
 
 /// `metav1.LabelSelectorRequirement`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct LabelSelectorRequirement {
     /// Label key.

@@ -30,6 +30,7 @@ pub const REPOSITORY_KIND: &str = "Repository";
 
 /// A PackageVariantSet object (`v1alpha2`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PackageVariantSet {
     /// `config.porch.kpt.dev/v1alpha2`.
@@ -51,6 +52,7 @@ pub struct PackageVariantSet {
 
 /// `spec` of a PackageVariantSet.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PackageVariantSetSpec {
     /// The package every generated PackageVariant clones (the same type as a
@@ -65,6 +67,7 @@ pub struct PackageVariantSetSpec {
 /// `spec.targets[]`: exactly one of `repositories`, `repositorySelector`
 /// and `objectSelector`, plus an optional template.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Target {
     /// Explicit repositories (option 1). `Some(vec![])` is an error.
@@ -83,6 +86,7 @@ pub struct Target {
 
 /// `spec.targets[].repositories[]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct RepositoryTarget {
     /// Repository name (required).
@@ -96,6 +100,7 @@ pub struct RepositoryTarget {
 /// `spec.targets[].objectSelector`: a label selector over objects of one
 /// kind.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ObjectSelector {
     /// `matchLabels` / `matchExpressions` (inlined).
@@ -114,6 +119,7 @@ pub struct ObjectSelector {
 
 /// `spec.targets[].template`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PackageVariantTemplate {
     /// Downstream repository and package (static or CEL).
@@ -151,6 +157,7 @@ pub struct PackageVariantTemplate {
 /// `template.downstream`: each of repo and package given at most once,
 /// statically or as an expression.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DownstreamTemplate {
     /// Static repository name.
@@ -170,6 +177,7 @@ pub struct DownstreamTemplate {
 /// One map entry given statically or by expression (key and value each at
 /// most once).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MapExpr {
     /// Static key.
@@ -188,6 +196,7 @@ pub struct MapExpr {
 
 /// `template.packageContext`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PackageContextTemplate {
     /// Static data.
@@ -206,6 +215,7 @@ pub struct PackageContextTemplate {
 
 /// `template.pipeline`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PipelineTemplate {
     /// Validator functions.
@@ -218,6 +228,7 @@ pub struct PipelineTemplate {
 
 /// A pipeline function with `configMap` entries from expressions.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct FunctionTemplate {
     /// The function (`image`, `exec`, `configPath`, `configMap`, `name`,
@@ -231,6 +242,7 @@ pub struct FunctionTemplate {
 
 /// `template.injectors[]`: exactly one of `name` and `nameExpr`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct InjectionSelectorTemplate {
     /// API group to match.
@@ -252,6 +264,7 @@ pub struct InjectionSelectorTemplate {
 
 /// `status` of a PackageVariantSet.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PackageVariantSetStatus {
     /// `Stalled` and `Ready`.
@@ -269,6 +282,7 @@ impl PackageVariantSetStatus {
 /// Porch's `Repository` `config.porch.kpt.dev/v1alpha1`. Only its metadata
 /// reaches templates; the spec is typed for completeness and round trips.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Repository {
     /// `config.porch.kpt.dev/v1alpha1`.
@@ -290,6 +304,7 @@ pub struct Repository {
 
 /// `spec` of a Repository.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct RepositorySpec {
     /// Free-form description.
@@ -317,6 +332,7 @@ pub struct RepositorySpec {
 
 /// `spec.git` of a Repository.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GitRepository {
     /// Clone URL.
@@ -344,6 +360,7 @@ pub struct GitRepository {
 
 /// `spec.oci` of a Repository.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct OciRepository {
     /// Registry URL.
@@ -356,6 +373,7 @@ pub struct OciRepository {
 
 /// A reference to a Secret by name.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SecretRef {
     /// Secret name.
     #[serde(default)]
@@ -366,6 +384,7 @@ pub struct SecretRef {
 /// metadata are read (the rest is dropped when deserializing), and only
 /// name, namespace, labels and annotations ever reach a template.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterObject {
     /// API version, e.g. `v1` or `apps/v1`.
@@ -394,6 +413,7 @@ pub mod v1alpha1 {
 
     /// A `v1alpha1` PackageVariantSet.
     #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     #[serde(rename_all = "camelCase")]
     pub struct PackageVariantSet {
         /// API version.
@@ -415,6 +435,7 @@ pub mod v1alpha1 {
 
     /// `spec`.
     #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     #[serde(rename_all = "camelCase")]
     pub struct PackageVariantSetSpec {
         /// The upstream package.
@@ -439,6 +460,7 @@ pub mod v1alpha1 {
 
     /// `spec.upstream`.
     #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     #[serde(rename_all = "camelCase")]
     pub struct Upstream {
         /// Repository and package name.
@@ -458,6 +480,7 @@ pub mod v1alpha1 {
 
     /// A package in a repository.
     #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     pub struct Package {
         /// Repository name.
         #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -469,6 +492,7 @@ pub mod v1alpha1 {
 
     /// `spec.targets[]`.
     #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     #[serde(rename_all = "camelCase")]
     pub struct Target {
         /// One explicit package.
@@ -487,6 +511,7 @@ pub mod v1alpha1 {
 
     /// `targets[].objects`.
     #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     #[serde(rename_all = "camelCase")]
     pub struct ObjectSelector {
         /// Selectors (any matches).
@@ -499,6 +524,7 @@ pub mod v1alpha1 {
 
     /// One object selector.
     #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     #[serde(rename_all = "camelCase")]
     pub struct Selector {
         /// API version.
@@ -523,6 +549,7 @@ pub mod v1alpha1 {
 
     /// `packageName`.
     #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     #[serde(rename_all = "camelCase")]
     pub struct PackageName {
         /// Base name.
@@ -538,6 +565,7 @@ pub mod v1alpha1 {
 
     /// A literal value or a field path of the selected object.
     #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     #[serde(rename_all = "camelCase")]
     pub struct ValueOrFromField {
         /// Literal value.
@@ -550,6 +578,7 @@ pub mod v1alpha1 {
 
     /// `status`.
     #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     #[serde(rename_all = "camelCase")]
     pub struct PackageVariantSetStatus {
         /// Conditions.

@@ -351,6 +351,15 @@ pub fn reconcile(
         }
         (Ok(targets), PlanOutcome::Ensure) => {
             set_target_status_conditions(&mut status, targets, &ctx.now);
+            // The render results of the resources just written (kpt#3891).
+            for target in &mut status.downstream_targets {
+                if let Some(rendered) = ctx
+                    .revisions
+                    .render_status(&pv.metadata.namespace, &target.name)
+                {
+                    target.render_status = Some(rendered);
+                }
+            }
             Ok(())
         }
         _ => Ok(()),

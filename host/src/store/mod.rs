@@ -20,7 +20,7 @@ pub mod memory;
 
 use std::collections::BTreeMap;
 
-use pv_core::api::package_revision::{Lifecycle, Locator};
+use pv_core::api::package_revision::{Lifecycle, Locator, RenderStatus};
 use pv_core::api::{ObjectMeta, PackageRevision, PackageRevisionResources, PackageVariant};
 use pv_core::variantset::{PackageVariantSet, Repository};
 use serde_json::Value;
@@ -207,6 +207,12 @@ pub trait PackageRevisionStore {
     ) -> StoreResult<PackageRevision>;
     /// Deletes a draft, proposed or deletion-proposed revision.
     fn delete(&self, namespace: &str, name: &str) -> StoreResult<()>;
+    /// The render result Porch returned when this store last wrote the
+    /// revision's resources; `None` when unknown (backends that do not
+    /// render).
+    fn render_status(&self, _namespace: &str, _name: &str) -> Option<RenderStatus> {
+        None
+    }
 }
 
 /// The other objects: PackageVariants (with Kubernetes' finalizer semantics:
@@ -273,6 +279,9 @@ impl<T: PackageRevisionStore + ?Sized> PackageRevisionStore for &T {
     }
     fn delete(&self, namespace: &str, name: &str) -> StoreResult<()> {
         (**self).delete(namespace, name)
+    }
+    fn render_status(&self, namespace: &str, name: &str) -> Option<RenderStatus> {
+        (**self).render_status(namespace, name)
     }
 }
 

@@ -1,0 +1,219 @@
+//! The caches a reconcile reads: reflector stores of each watched kind, and
+//! the PackageRevision indexes (by repository and package, by owner UID),
+//! so a reconcile finds its revisions without a LIST.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, RwLock};
+
+use kube::api::DynamicObject;
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
+use kube::ResourceExt;
+
+use super::api::{PackageRevision, PackageVariant, PackageVariantSet, Repository};
+
+/// `(namespace, repository, package)`.
+type PackageKey = (String, String, String);
+/// `(namespace, name)`.
+type NameKey = (String, String);
+
+#[derive(Debug, Default, Clone)]
+struct Entries {
+    by_package: HashMap<PackageKey, BTreeSet<String>>,
+    by_owner: HashMap<String, BTreeSet<NameKey>>,
+    keys: HashMap<NameKey, (PackageKey, Vec<String>)>,
+}
+
+impl Entries {
+    fn insert(&mut self, pr: &PackageRevision) {
+        let ns = pr.namespace().unwrap_or_default();
+        let name = pr.name_any();
+        self.remove(&ns, &name);
+        let package = (
+            ns.clone(),
+            pr.spec.repository.clone(),
+            pr.spec.package_name.clone(),
+        );
+        let owners: Vec<String> = pr
+            .owner_references()
+            .iter()
+            .map(|o| o.uid.clone())
+            .collect();
+        self.by_package
+            .entry(package.clone())
+            .or_default()
+            .insert(name.clone());
+        for uid in &owners {
+            self.by_owner
+                .entry(uid.clone())
+                .or_default()
+                .insert((ns.clone(), name.clone()));
+        }
+        self.keys.insert((ns, name), (package, owners));
+    }
+
+    fn remove(&mut self, ns: &str, name: &str) {
+        let key = (ns.to_string(), name.to_string());
+        if let Some((package, owners)) = self.keys.remove(&key) {
+            if let Some(set) = self.by_package.get_mut(&package) {
+                set.remove(name);
+                if set.is_empty() {
+                    self.by_package.remove(&package);
+                }
+            }
+            for uid in owners {
+                if let Some(set) = self.by_owner.get_mut(&uid) {
+                    set.remove(&key);
+                    if set.is_empty() {
+                        self.by_owner.remove(&uid);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// PackageRevision names by repository/package and by owner UID, kept in
+/// step with the PackageRevision reflector by [`RevisionIndex::apply`].
+#[derive(Debug, Default)]
+pub struct RevisionIndex {
+    live: RwLock<Entries>,
+    relist: Mutex<Option<Entries>>,
+}
+
+impl RevisionIndex {
+    /// Applies one watcher event (a relist is swapped in at `InitDone`, as
+    /// the reflector store does).
+    pub fn apply(&self, event: &watcher::Event<PackageRevision>) {
+        match event {
+            watcher::Event::Apply(pr) => self.write().insert(pr),
+            watcher::Event::Delete(pr) => self
+                .write()
+                .remove(&pr.namespace().unwrap_or_default(), &pr.name_any()),
+            watcher::Event::Init => *self.relist() = Some(Entries::default()),
+            watcher::Event::InitApply(pr) => {
+                if let Some(e) = self.relist().as_mut() {
+                    e.insert(pr);
+                }
+            }
+            watcher::Event::InitDone => {
+                if let Some(e) = self.relist().take() {
+                    *self.write() = e;
+                }
+            }
+        }
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Entries> {
+        self.live.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Entries> {
+        self.live.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn relist(&self) -> std::sync::MutexGuard<'_, Option<Entries>> {
+        self.relist.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Names of the revisions of a package.
+    pub fn by_package(&self, ns: &str, repository: &str, package: &str) -> Vec<String> {
+        self.read()
+            .by_package
+            .get(&(ns.to_string(), repository.to_string(), package.to_string()))
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// `(namespace, name)` of the revisions owned by `uid`.
+    pub fn by_owner(&self, uid: &str) -> Vec<(String, String)> {
+        self.read()
+            .by_owner
+            .get(uid)
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+/// `apiVersion` and `kind` of a watched kind of other objects.
+pub type KindKey = (String, String);
+
+/// Caches of other objects (injection sources, objectSelector targets),
+/// one reflector store per kind.
+#[derive(Debug, Default, Clone)]
+pub struct ObjectCaches {
+    stores: Arc<RwLock<BTreeMap<KindKey, Store<DynamicObject>>>>,
+}
+
+impl ObjectCaches {
+    /// Registers the store of one kind.
+    pub fn insert(&self, api_version: &str, kind: &str, store: Store<DynamicObject>) {
+        self.stores
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert((api_version.to_string(), kind.to_string()), store);
+    }
+
+    /// Every cached object of `ns`, as JSON, by kind and name.
+    pub fn list(&self, ns: &str) -> Vec<serde_json::Value> {
+        let stores = self.stores.read().unwrap_or_else(|e| e.into_inner());
+        let mut out = Vec::new();
+        for store in stores.values() {
+            let mut objs: Vec<Arc<DynamicObject>> = store
+                .state()
+                .into_iter()
+                .filter(|o| o.namespace().as_deref() == Some(ns))
+                .collect();
+            objs.sort_by_key(|o| o.name_any());
+            out.extend(
+                objs.iter()
+                    .filter_map(|o| serde_json::to_value(o.as_ref()).ok()),
+            );
+        }
+        out
+    }
+
+    /// The stores (to wait for their first sync).
+    pub fn stores(&self) -> Vec<Store<DynamicObject>> {
+        self.stores
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect()
+    }
+
+    /// The kinds cached.
+    pub fn kinds(&self) -> Vec<KindKey> {
+        self.stores
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .keys()
+            .cloned()
+            .collect()
+    }
+}
+
+/// Everything a reconcile reads.
+#[derive(Clone)]
+pub struct Caches {
+    /// PackageVariants.
+    pub package_variants: Store<PackageVariant>,
+    /// PackageVariantSets.
+    pub package_variant_sets: Store<PackageVariantSet>,
+    /// PackageRevisions.
+    pub revisions: Store<PackageRevision>,
+    /// Their indexes.
+    pub revision_index: Arc<RevisionIndex>,
+    /// Repositories.
+    pub repositories: Store<Repository>,
+    /// Other objects.
+    pub objects: ObjectCaches,
+}
+
+impl Caches {
+    /// One cached PackageRevision.
+    pub fn revision(&self, ns: &str, name: &str) -> Option<Arc<PackageRevision>> {
+        self.revisions.get(&ObjectRef::new(name).within(ns))
+    }
+}

@@ -1,0 +1,430 @@
+//! The reconcile loops: one [`kube::runtime::Controller`] per reconciler,
+//! fed by the shared reflectors of [`super::run`], their triggers, and the
+//! error policy (exponential backoff per object).
+//!
+//! A reconcile converts the cached object to the core's type and runs the
+//! synchronous reconciler ([`crate::reconcile`]) on a blocking thread over a
+//! [`KubeStore`]. Validation errors are reported in the status (`Stalled`)
+//! and not retried; other errors are retried with backoff.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use kube::runtime::controller::Action;
+use kube::runtime::reflector::ObjectRef;
+use kube::{Client, ResourceExt};
+use tokio::runtime::Handle;
+use tokio::sync::watch;
+
+use super::api::{KubeResource, PackageRevision, PackageVariant, PackageVariantSet};
+use super::cache::Caches;
+use super::metrics::{ErrorLabels, Metrics};
+use super::store::KubeStore;
+use crate::engine_api::Core;
+use crate::reconcile::{package_variant, package_variant_set, Ctx, Event, ReconcileError};
+use crate::store::StoreError;
+
+/// Name of the PackageVariant reconciler (flag value and metric label).
+pub const PACKAGE_VARIANTS: &str = "packagevariants";
+/// Name of the PackageVariantSet reconciler (flag value and metric label).
+pub const PACKAGE_VARIANT_SETS: &str = "packagevariantsets";
+
+/// How long a replica that is not the leader waits before looking again.
+pub const NOT_LEADER_RETRY: Duration = Duration::from_secs(10);
+/// First retry delay after an error (doubled per consecutive failure).
+pub const BACKOFF_BASE: Duration = Duration::from_secs(5);
+/// Longest retry delay.
+pub const BACKOFF_MAX: Duration = Duration::from_secs(300);
+
+/// A reconcile failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The reconciler failed (a store call or the core).
+    #[error("{object}: {source}")]
+    Reconcile {
+        /// `namespace/name`.
+        object: String,
+        /// What failed.
+        #[source]
+        source: ReconcileError,
+    },
+    /// The cached object does not convert to the core's type.
+    #[error("{object}: reading the object: {source}")]
+    Convert {
+        /// `namespace/name`.
+        object: String,
+        /// The conversion error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The blocking reconcile task did not complete.
+    #[error("{object}: reconcile task: {source}")]
+    Task {
+        /// `namespace/name`.
+        object: String,
+        /// Why.
+        #[source]
+        source: tokio::task::JoinError,
+    },
+}
+
+impl Error {
+    /// A short label for the `reason` of the error metric.
+    pub fn metric_label(&self) -> &'static str {
+        match self {
+            Error::Reconcile { source, .. } => match source {
+                ReconcileError::Store(StoreError::NotFound { .. }) => "not_found",
+                ReconcileError::Store(StoreError::Conflict(_)) => "conflict",
+                ReconcileError::Store(StoreError::Invalid(_)) => "invalid",
+                ReconcileError::Store(_) => "api",
+                ReconcileError::Core(_) => "core",
+                ReconcileError::Refused(_) => "refused",
+            },
+            Error::Convert { .. } => "convert",
+            Error::Task { .. } => "task",
+        }
+    }
+}
+
+/// What every reconcile shares.
+pub struct Context {
+    /// The API client (writes).
+    pub client: Client,
+    /// The caches (reads).
+    pub caches: Caches,
+    /// The core that decides and edits packages.
+    pub core: Arc<dyn Core + Send + Sync>,
+    /// Metrics.
+    pub metrics: Arc<Metrics>,
+    /// Whether this replica holds the Lease (always true without election).
+    pub leader: watch::Receiver<bool>,
+    failures: Mutex<HashMap<(String, String), u32>>,
+}
+
+impl Context {
+    /// A context; `leader` says whether this replica may write.
+    pub fn new(
+        client: Client,
+        caches: Caches,
+        core: Arc<dyn Core + Send + Sync>,
+        metrics: Arc<Metrics>,
+        leader: watch::Receiver<bool>,
+    ) -> Self {
+        Context {
+            client,
+            caches,
+            core,
+            metrics,
+            leader,
+            failures: Mutex::default(),
+        }
+    }
+
+    fn failures(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), u32>> {
+        self.failures.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn queue_depth(&self, controller: &str) {
+        let n = self
+            .failures()
+            .keys()
+            .filter(|(c, _)| c == controller)
+            .count();
+        self.metrics
+            .queue_depth
+            .get_or_create(&Metrics::labels(controller))
+            .set(i64::try_from(n).unwrap_or(i64::MAX));
+    }
+
+    /// The delay before the next retry of `object` (and counts the
+    /// failure).
+    pub fn backoff(&self, controller: &str, object: &str) -> Duration {
+        let n = {
+            let mut f = self.failures();
+            let n = f
+                .entry((controller.to_string(), object.to_string()))
+                .or_insert(0);
+            *n = n.saturating_add(1);
+            *n
+        };
+        self.queue_depth(controller);
+        let factor = 2u32.saturating_pow(n.saturating_sub(1).min(16));
+        BACKOFF_BASE.saturating_mul(factor).min(BACKOFF_MAX)
+    }
+
+    fn succeeded(&self, controller: &str, object: &str) {
+        let removed = self
+            .failures()
+            .remove(&(controller.to_string(), object.to_string()))
+            .is_some();
+        if removed {
+            self.queue_depth(controller);
+        }
+    }
+}
+
+/// RFC 3339 now, in seconds (as `metav1.Time` is written).
+pub fn now() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+fn key<K: ResourceExt>(obj: &K) -> String {
+    format!("{}/{}", obj.namespace().unwrap_or_default(), obj.name_any())
+}
+
+fn log_events(events: &[Event]) {
+    for e in events {
+        tracing::info!(object = %e.object, action = %e.action, detail = %e.detail, "write");
+    }
+}
+
+/// Runs `f` (a synchronous reconcile over a [`KubeStore`]) on a blocking
+/// thread.
+async fn run_blocking<F>(ctx: &Arc<Context>, object: &str, f: F) -> Result<Vec<Event>, Error>
+where
+    F: FnOnce(&Ctx<'_>, &mut Vec<Event>) -> Result<(), ReconcileError> + Send + 'static,
+{
+    let handle = Handle::current();
+    let (client, caches, core) = (ctx.client.clone(), ctx.caches.clone(), ctx.core.clone());
+    let (result, events) = tokio::task::spawn_blocking(move || {
+        let store = KubeStore::new(client, caches, handle);
+        let rctx = Ctx {
+            revisions: &store,
+            objects: &store,
+            core: core.as_ref(),
+            now: now(),
+        };
+        let mut events = Vec::new();
+        let result = f(&rctx, &mut events);
+        (result, events)
+    })
+    .await
+    .map_err(|source| Error::Task {
+        object: object.to_string(),
+        source,
+    })?;
+    log_events(&events);
+    result.map_err(|source| Error::Reconcile {
+        object: object.to_string(),
+        source,
+    })?;
+    Ok(events)
+}
+
+/// Reconciles one PackageVariant.
+#[tracing::instrument(skip_all, fields(pv = %key(pv.as_ref())))]
+pub async fn reconcile_package_variant(
+    pv: Arc<PackageVariant>,
+    ctx: Arc<Context>,
+) -> Result<Action, Error> {
+    let object = key(pv.as_ref());
+    let labels = Metrics::labels(PACKAGE_VARIANTS);
+    if !*ctx.leader.borrow() {
+        ctx.metrics.not_leader.get_or_create(&labels).inc();
+        return Ok(Action::requeue(NOT_LEADER_RETRY));
+    }
+    ctx.metrics.reconciles.get_or_create(&labels).inc();
+    let core_pv = pv.to_core().map_err(|source| Error::Convert {
+        object: object.clone(),
+        source,
+    })?;
+    run_blocking(&ctx, &object, move |rctx, events| {
+        package_variant::reconcile(rctx, &core_pv, events)
+    })
+    .await?;
+    ctx.succeeded(PACKAGE_VARIANTS, &object);
+    // Every input of a reconcile is watched: wait for the next change (a
+    // validation error, reported as Stalled, is not retried either).
+    Ok(Action::await_change())
+}
+
+/// Reconciles one PackageVariantSet.
+#[tracing::instrument(skip_all, fields(pvs = %key(pvs.as_ref())))]
+pub async fn reconcile_package_variant_set(
+    pvs: Arc<PackageVariantSet>,
+    ctx: Arc<Context>,
+) -> Result<Action, Error> {
+    let object = key(pvs.as_ref());
+    let labels = Metrics::labels(PACKAGE_VARIANT_SETS);
+    if !*ctx.leader.borrow() {
+        ctx.metrics.not_leader.get_or_create(&labels).inc();
+        return Ok(Action::requeue(NOT_LEADER_RETRY));
+    }
+    ctx.metrics.reconciles.get_or_create(&labels).inc();
+    let core_pvs = pvs.to_core().map_err(|source| Error::Convert {
+        object: object.clone(),
+        source,
+    })?;
+    run_blocking(&ctx, &object, move |rctx, events| {
+        package_variant_set::reconcile(rctx, &core_pvs, events)
+    })
+    .await?;
+    ctx.succeeded(PACKAGE_VARIANT_SETS, &object);
+    Ok(Action::await_change())
+}
+
+fn error_policy_for(controller: &str, object: &str, error: &Error, ctx: &Context) -> Action {
+    ctx.metrics
+        .errors
+        .get_or_create(&ErrorLabels {
+            controller: controller.to_string(),
+            reason: error.metric_label().to_string(),
+        })
+        .inc();
+    let delay = ctx.backoff(controller, object);
+    tracing::warn!(%error, retry_in = ?delay, "reconcile failed");
+    Action::requeue(delay)
+}
+
+/// Error policy of the PackageVariant controller: count, back off.
+pub fn package_variant_error_policy(
+    pv: Arc<PackageVariant>,
+    error: &Error,
+    ctx: Arc<Context>,
+) -> Action {
+    error_policy_for(PACKAGE_VARIANTS, &key(pv.as_ref()), error, &ctx)
+}
+
+/// Error policy of the PackageVariantSet controller: count, back off.
+pub fn package_variant_set_error_policy(
+    pvs: Arc<PackageVariantSet>,
+    error: &Error,
+    ctx: Arc<Context>,
+) -> Action {
+    error_policy_for(PACKAGE_VARIANT_SETS, &key(pvs.as_ref()), error, &ctx)
+}
+
+/// The PackageVariants a PackageRevision event concerns: its owners, and
+/// the variants of its namespace whose upstream or downstream is its
+/// package (an upstream gained a revision; an adoptable revision appeared).
+pub fn package_variants_of_revision(
+    caches: &Caches,
+    pr: &PackageRevision,
+) -> Vec<ObjectRef<PackageVariant>> {
+    let ns = pr.namespace().unwrap_or_default();
+    let mut out: Vec<ObjectRef<PackageVariant>> = pr
+        .owner_references()
+        .iter()
+        .filter(|o| o.kind == "PackageVariant")
+        .map(|o| ObjectRef::new(&o.name).within(&ns))
+        .collect();
+    for pv in caches.package_variants.state() {
+        if pv.namespace().as_deref() != Some(ns.as_str()) {
+            continue;
+        }
+        let up = pv
+            .spec
+            .upstream
+            .as_ref()
+            .is_some_and(|u| u.repo == pr.spec.repository && u.package == pr.spec.package_name);
+        let down = pv
+            .spec
+            .downstream
+            .as_ref()
+            .is_some_and(|d| d.repo == pr.spec.repository && d.package == pr.spec.package_name);
+        if up || down {
+            let r = ObjectRef::from_obj(pv.as_ref());
+            if !out.contains(&r) {
+                out.push(r);
+            }
+        }
+    }
+    out
+}
+
+/// The PackageVariants an injection-source object (e.g. a ConfigMap)
+/// concerns: those of its namespace with an injector naming it.
+pub fn package_variants_of_source(
+    caches: &Caches,
+    api_version: &str,
+    kind: &str,
+    ns: &str,
+    name: &str,
+) -> Vec<ObjectRef<PackageVariant>> {
+    let (group, version) = match api_version.rsplit_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", api_version),
+    };
+    caches
+        .package_variants
+        .state()
+        .iter()
+        .filter(|pv| pv.namespace().as_deref() == Some(ns))
+        .filter(|pv| {
+            pv.spec.injectors.iter().any(|i| {
+                i.name == name
+                    && i.group.as_deref().is_none_or(|g| g == group)
+                    && i.version.as_deref().is_none_or(|v| v == version)
+                    && i.kind.as_deref().is_none_or(|k| k == kind)
+            })
+        })
+        .map(|pv| ObjectRef::from_obj(pv.as_ref()))
+        .collect()
+}
+
+/// The PackageVariantSets a PackageRevision event concerns: those of its
+/// namespace whose upstream is its package.
+pub fn package_variant_sets_of_revision(
+    caches: &Caches,
+    pr: &PackageRevision,
+) -> Vec<ObjectRef<PackageVariantSet>> {
+    let ns = pr.namespace().unwrap_or_default();
+    caches
+        .package_variant_sets
+        .state()
+        .iter()
+        .filter(|s| s.namespace().as_deref() == Some(ns.as_str()))
+        .filter(|s| {
+            s.spec
+                .upstream
+                .as_ref()
+                .is_some_and(|u| u.repo == pr.spec.repository && u.package == pr.spec.package_name)
+        })
+        .map(|s| ObjectRef::from_obj(s.as_ref()))
+        .collect()
+}
+
+/// The PackageVariantSet controlling a PackageVariant, if any.
+pub fn package_variant_set_of_variant(pv: &PackageVariant) -> Vec<ObjectRef<PackageVariantSet>> {
+    let ns = pv.namespace().unwrap_or_default();
+    pv.owner_references()
+        .iter()
+        .filter(|o| o.kind == "PackageVariantSet" && o.controller == Some(true))
+        .map(|o| ObjectRef::new(&o.name).within(&ns))
+        .collect()
+}
+
+/// The PackageVariantSets whose targets a Repository or another object
+/// may be (repository targets and selectors; object selectors of its
+/// kind).
+pub fn package_variant_sets_of_target(
+    caches: &Caches,
+    api_version: &str,
+    kind: &str,
+    ns: &str,
+    name: &str,
+) -> Vec<ObjectRef<PackageVariantSet>> {
+    let is_repository = kind == "Repository" && api_version.starts_with("config.porch.kpt.dev/");
+    caches
+        .package_variant_sets
+        .state()
+        .iter()
+        .filter(|s| s.namespace().as_deref() == Some(ns))
+        .filter(|s| {
+            s.spec.targets.iter().any(|t| {
+                let repos = is_repository
+                    && (t.repository_selector.is_some()
+                        || t.repositories
+                            .as_ref()
+                            .is_some_and(|rs| rs.iter().any(|r| r.name == name)));
+                let objects = t
+                    .object_selector
+                    .as_ref()
+                    .is_some_and(|o| o.api_version == api_version && o.kind == kind);
+                repos || objects
+            })
+        })
+        .map(|s| ObjectRef::from_obj(s.as_ref()))
+        .collect()
+}

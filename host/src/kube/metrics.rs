@@ -1,0 +1,79 @@
+//! Prometheus metrics (`/metrics`): reconciles and errors by controller and
+//! reason, the objects waiting for a retry (the work queue's depth beyond
+//! the watch-driven work), and the writes non-leaders skipped.
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+
+/// Labels of a controller's metrics.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ControllerLabels {
+    /// `packagevariant` or `packagevariantset`.
+    pub controller: String,
+}
+
+/// Labels of an error count.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ErrorLabels {
+    /// `packagevariant` or `packagevariantset`.
+    pub controller: String,
+    /// The error's kind (`not_found`, `conflict`, `api`, `core`, ...).
+    pub reason: String,
+}
+
+/// The controller's metrics.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    /// Reconciles started.
+    pub reconciles: Family<ControllerLabels, Counter>,
+    /// Reconciles that failed, by reason.
+    pub errors: Family<ErrorLabels, Counter>,
+    /// Objects waiting for a retry after an error.
+    pub queue_depth: Family<ControllerLabels, Gauge>,
+    /// Reconciles skipped because this replica does not hold the Lease.
+    pub not_leader: Family<ControllerLabels, Counter>,
+}
+
+impl Metrics {
+    /// The metrics, registered under the `porch_variants` prefix.
+    pub fn register(registry: &mut Registry) -> Self {
+        let m = Metrics::default();
+        let sub = registry.sub_registry_with_prefix(super::FIELD_MANAGER.replace('-', "_"));
+        sub.register("reconciles", "Reconciles started", m.reconciles.clone());
+        sub.register(
+            "reconcile_errors",
+            "Reconciles that failed, by reason",
+            m.errors.clone(),
+        );
+        sub.register(
+            "queue_depth",
+            "Objects waiting for a retry after an error",
+            m.queue_depth.clone(),
+        );
+        sub.register(
+            "not_leader_skips",
+            "Reconciles skipped because this replica does not hold the Lease",
+            m.not_leader.clone(),
+        );
+        m
+    }
+
+    /// Labels for `controller`.
+    pub fn labels(controller: &str) -> ControllerLabels {
+        ControllerLabels {
+            controller: controller.to_string(),
+        }
+    }
+}
+
+/// The registry in the text exposition format.
+pub fn encode(registry: &Registry) -> String {
+    let mut out = String::new();
+    if prometheus_client::encoding::text::encode(&mut out, registry).is_err() {
+        out.clear();
+    }
+    out
+}

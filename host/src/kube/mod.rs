@@ -1,0 +1,26 @@
+//! Kubernetes mode: the operator that drives Porch.
+//!
+//! * [`crd`] — the PackageVariant and PackageVariantSet CRDs, generated
+//!   from the Rust types, and their drift check against upstream's;
+//! * [`api`] — the Porch resources typed for the Kubernetes client;
+//! * [`cache`] — reflector caches and the PackageRevision indexes;
+//! * [`store`] — the store traits over the caches (reads) and the API
+//!   (writes);
+//! * [`controller`] — reconcile, error policy and event mapping;
+//! * [`run`] — `porch-variants controller`: the wiring;
+//! * [`leader`] — leader election on a `coordination.k8s.io` Lease;
+//! * [`metrics`] and [`health`] — `/metrics`, `/healthz`, `/readyz`.
+
+pub mod api;
+pub mod cache;
+pub mod controller;
+pub mod crd;
+pub mod health;
+pub mod leader;
+pub mod metrics;
+pub mod run;
+pub mod store;
+
+/// The controller's name: its server-side-apply field manager, its Lease
+/// name and its metrics prefix.
+pub const FIELD_MANAGER: &str = "porch-variants";

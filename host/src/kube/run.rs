@@ -1,0 +1,463 @@
+//! `porch-variants controller`: the reflectors (one watch per kind, shared
+//! by both reconcilers), the controllers and their triggers, leader
+//! election, the health and metrics server, and graceful shutdown on
+//! SIGTERM or Ctrl-C.
+
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::{Stream, StreamExt};
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
+use kube::runtime::controller::Controller;
+use kube::runtime::reflector::reflector;
+use kube::runtime::reflector::{self, ObjectRef};
+use kube::runtime::{watcher, WatchStreamExt};
+use kube::{Client, Resource, ResourceExt};
+use prometheus_client::registry::Registry;
+use tokio::sync::{mpsc, watch};
+
+use super::api::{PackageRevision, PackageVariant, PackageVariantSet, Repository};
+use super::cache::{Caches, ObjectCaches, RevisionIndex};
+use super::controller::{self as ctl, Context, PACKAGE_VARIANTS, PACKAGE_VARIANT_SETS};
+use super::health::{self, HealthState};
+use super::leader::{self, LeaseConfig};
+use super::metrics::Metrics;
+use crate::engine_api::{ComponentCore, Core, NativeCore};
+
+/// Options of `porch-variants controller`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ControllerArgs {
+    /// Reconcilers to run (`packagevariants`, `packagevariantsets`, or `*`),
+    /// comma-separated, as Porch's `--reconcilers`.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "packagevariants,packagevariantsets"
+    )]
+    pub reconcilers: Vec<String>,
+    /// Kinds watched as config-injection sources and objectSelector
+    /// targets, as `apiVersion/Kind` (`v1/ConfigMap`, `example.com/v1/Team`).
+    #[arg(long, value_delimiter = ',', default_value = "v1/ConfigMap")]
+    pub watch_kinds: Vec<String>,
+    /// Address of `/healthz`, `/readyz` and `/metrics`.
+    #[arg(long, default_value = "0.0.0.0:8080")]
+    pub listen: SocketAddr,
+    /// Elect a leader on a Lease (only the leader writes).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub leader_elect: bool,
+    /// Name of the Lease.
+    #[arg(long, default_value = "porch-variants")]
+    pub lease_name: String,
+    /// Namespace of the Lease.
+    #[arg(long, env = "POD_NAMESPACE", default_value = "porch-variants-system")]
+    pub lease_namespace: String,
+    /// This replica's identity in the Lease.
+    #[arg(long, env = "POD_NAME", default_value = "porch-variants")]
+    pub identity: String,
+    /// Run the core natively instead of as the WebAssembly component.
+    #[arg(long)]
+    pub native_core: bool,
+}
+
+/// The controller could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// No Kubernetes configuration or client.
+    #[error("connecting to Kubernetes")]
+    Client(#[source] kube::Error),
+    /// A required API is not served (a CRD is not installed).
+    #[error(
+        "{what} is not queryable ({source}); are the CRDs installed? (kubectl apply -k deploy/)"
+    )]
+    NotServed {
+        /// Which API.
+        what: String,
+        /// The API error.
+        #[source]
+        source: kube::Error,
+    },
+    /// Bad flag value.
+    #[error("{0}")]
+    Usage(String),
+    /// The core could not be loaded.
+    #[error("loading the core")]
+    Core(#[from] crate::engine_api::CoreError),
+    /// The health server failed.
+    #[error("health server on {addr}")]
+    Serve {
+        /// The address.
+        addr: SocketAddr,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn parse_kind(s: &str) -> Result<GroupVersionKind, RunError> {
+    let (gv, kind) = s
+        .rsplit_once('/')
+        .ok_or_else(|| RunError::Usage(format!("--watch-kinds: {s:?} is not apiVersion/Kind")))?;
+    let (group, version) = gv.rsplit_once('/').unwrap_or(("", gv));
+    if kind.is_empty() || version.is_empty() {
+        return Err(RunError::Usage(format!(
+            "--watch-kinds: {s:?} is not apiVersion/Kind"
+        )));
+    }
+    Ok(GroupVersionKind::gvk(group, version, kind))
+}
+
+/// A stream of what a channel receives.
+fn channel_stream<T: Send + 'static>(rx: mpsc::UnboundedReceiver<T>) -> impl Stream<Item = T> {
+    futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|t| (t, rx)) })
+}
+
+/// Objects an event touched.
+fn touched<K: Clone>(event: &watcher::Event<K>) -> Option<&K> {
+    match event {
+        watcher::Event::Apply(k) | watcher::Event::Delete(k) | watcher::Event::InitApply(k) => {
+            Some(k)
+        }
+        watcher::Event::Init | watcher::Event::InitDone => None,
+    }
+}
+
+/// Runs a reflector of `api` into `writer`, calling `on_event` for every
+/// event, until the stream ends.
+fn spawn_reflector<K>(
+    api: Api<K>,
+    writer: reflector::store::Writer<K>,
+    mut on_event: impl FnMut(&watcher::Event<K>) + Send + 'static,
+) where
+    K: Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
+    K::DynamicType: Eq + std::hash::Hash + Clone + Send + Sync,
+{
+    tokio::spawn(async move {
+        let stream = reflector(
+            writer,
+            watcher(api, watcher::Config::default()).default_backoff(),
+        );
+        futures::pin_mut!(stream);
+        while let Some(event) = stream.next().await {
+            match event {
+                Ok(event) => on_event(&event),
+                Err(e) => tracing::warn!(error = %e, "watch failed; retrying"),
+            }
+        }
+    });
+}
+
+/// Waits for SIGTERM or Ctrl-C.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::warn!(error = %e, "no SIGTERM handler");
+                    let _ = tokio::signal::ctrl_c().await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = tokio::signal::ctrl_c() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// Checks that an API is served before starting (a clear error when a CRD
+/// is missing).
+async fn check_served<K>(api: &Api<K>, what: &str) -> Result<(), RunError>
+where
+    K: Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    api.list(&kube::api::ListParams::default().limit(1))
+        .await
+        .map(|_| ())
+        .map_err(|source| RunError::NotServed {
+            what: what.to_string(),
+            source,
+        })
+}
+
+/// Runs the controller until SIGTERM or Ctrl-C.
+pub async fn run(args: ControllerArgs) -> Result<(), RunError> {
+    let client = Client::try_default().await.map_err(RunError::Client)?;
+    run_with(client, args, shutdown_signal()).await
+}
+
+/// Runs the controller with `client` until `shutdown` resolves.
+pub async fn run_with(
+    client: Client,
+    args: ControllerArgs,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), RunError> {
+    let all = args.reconcilers.iter().any(|r| r == "*");
+    for r in &args.reconcilers {
+        if r != "*" && r != PACKAGE_VARIANTS && r != PACKAGE_VARIANT_SETS {
+            return Err(RunError::Usage(format!(
+                "--reconcilers: unknown reconciler {r:?} (packagevariants, packagevariantsets, *)"
+            )));
+        }
+    }
+    let run_pv = all || args.reconcilers.iter().any(|r| r == PACKAGE_VARIANTS);
+    let run_pvs = all || args.reconcilers.iter().any(|r| r == PACKAGE_VARIANT_SETS);
+    let kinds = args
+        .watch_kinds
+        .iter()
+        .map(|k| parse_kind(k))
+        .collect::<Result<Vec<_>, _>>()?;
+
+    let pv_api = Api::<PackageVariant>::all(client.clone());
+    let pvs_api = Api::<PackageVariantSet>::all(client.clone());
+    let pr_api = Api::<PackageRevision>::all(client.clone());
+    let repo_api = Api::<Repository>::all(client.clone());
+    check_served(&pv_api, "packagevariants.config.porch.kpt.dev").await?;
+    check_served(&pvs_api, "packagevariantsets.config.porch.kpt.dev").await?;
+    check_served(&pr_api, "packagerevisions.porch.kpt.dev").await?;
+
+    let core: Arc<dyn Core + Send + Sync> = if args.native_core {
+        Arc::new(NativeCore)
+    } else {
+        Arc::new(ComponentCore::load()?)
+    };
+
+    // Shutdown and leadership.
+    let (shutdown_tx, shutdown_rx) = watch::channel(false);
+    let (leader_tx, leader_rx) = watch::channel(!args.leader_elect);
+    let mut registry = Registry::default();
+    let metrics = Arc::new(Metrics::register(&mut registry));
+    let health = Arc::new(HealthState {
+        ready: Default::default(),
+        registry,
+    });
+
+    // The caches (readers) first, so every reflector's event mapping can
+    // read them.
+    let (pv_store, pv_writer) = reflector::store::<PackageVariant>();
+    let (pvs_store, pvs_writer) = reflector::store::<PackageVariantSet>();
+    let (pr_store, pr_writer) = reflector::store::<PackageRevision>();
+    let (repo_store, repo_writer) = reflector::store::<Repository>();
+    let mut object_writers = Vec::new();
+    let objects = ObjectCaches::default();
+    for gvk in &kinds {
+        let ar = ApiResource::from_gvk(gvk);
+        let writer = reflector::store::Writer::<DynamicObject>::new(ar.clone());
+        objects.insert(&ar.api_version, &ar.kind, writer.as_reader());
+        object_writers.push((ar, writer));
+    }
+    let caches = Caches {
+        package_variants: pv_store.clone(),
+        package_variant_sets: pvs_store.clone(),
+        revisions: pr_store.clone(),
+        revision_index: Arc::new(RevisionIndex::default()),
+        repositories: repo_store.clone(),
+        objects: objects.clone(),
+    };
+
+    // Triggers: objects whose change concerns a PackageVariant or a
+    // PackageVariantSet, and the primary objects themselves.
+    let (pv_ref_tx, pv_ref_rx) = mpsc::unbounded_channel::<ObjectRef<PackageVariant>>();
+    let (pvs_ref_tx, pvs_ref_rx) = mpsc::unbounded_channel::<ObjectRef<PackageVariantSet>>();
+    let (pv_tx, pv_rx) = mpsc::unbounded_channel::<PackageVariant>();
+    let (pvs_tx, pvs_rx) = mpsc::unbounded_channel::<PackageVariantSet>();
+
+    {
+        let pvs_ref_tx = pvs_ref_tx.clone();
+        spawn_reflector(pv_api, pv_writer, move |event| {
+            if let Some(pv) = touched(event) {
+                for r in ctl::package_variant_set_of_variant(pv) {
+                    let _ = pvs_ref_tx.send(r);
+                }
+                let _ = pv_tx.send(pv.clone());
+            }
+        });
+    }
+    spawn_reflector(pvs_api, pvs_writer, move |event| {
+        if let Some(pvs) = touched(event) {
+            let _ = pvs_tx.send(pvs.clone());
+        }
+    });
+    {
+        let (caches, pv_ref_tx, pvs_ref_tx) =
+            (caches.clone(), pv_ref_tx.clone(), pvs_ref_tx.clone());
+        spawn_reflector(pr_api, pr_writer, move |event| {
+            caches.revision_index.apply(event);
+            if let Some(pr) = touched(event) {
+                for r in ctl::package_variants_of_revision(&caches, pr) {
+                    let _ = pv_ref_tx.send(r);
+                }
+                for r in ctl::package_variant_sets_of_revision(&caches, pr) {
+                    let _ = pvs_ref_tx.send(r);
+                }
+            }
+        });
+    }
+    {
+        let (caches, pvs_ref_tx) = (caches.clone(), pvs_ref_tx.clone());
+        spawn_reflector(repo_api, repo_writer, move |event| {
+            if let Some(repo) = touched(event) {
+                let ns = repo.namespace().unwrap_or_default();
+                let av = Repository::api_version(&()).into_owned();
+                for r in ctl::package_variant_sets_of_target(
+                    &caches,
+                    &av,
+                    "Repository",
+                    &ns,
+                    &repo.name_any(),
+                ) {
+                    let _ = pvs_ref_tx.send(r);
+                }
+            }
+        });
+    }
+    for (ar, writer) in object_writers {
+        let api = Api::<DynamicObject>::all_with(client.clone(), &ar);
+        let (caches, pv_ref_tx, pvs_ref_tx) =
+            (caches.clone(), pv_ref_tx.clone(), pvs_ref_tx.clone());
+        spawn_reflector(api, writer, move |event| {
+            let Some(obj) = touched(event) else { return };
+            let ns = obj.namespace().unwrap_or_default();
+            let name = obj.name_any();
+            for r in ctl::package_variants_of_source(&caches, &ar.api_version, &ar.kind, &ns, &name)
+            {
+                let _ = pv_ref_tx.send(r);
+            }
+            for r in
+                ctl::package_variant_sets_of_target(&caches, &ar.api_version, &ar.kind, &ns, &name)
+            {
+                let _ = pvs_ref_tx.send(r);
+            }
+        });
+    }
+
+    // Ready once every cache has synced.
+    {
+        let (health, caches) = (health.clone(), caches.clone());
+        tokio::spawn(async move {
+            let synced = async {
+                caches.package_variants.wait_until_ready().await?;
+                caches.package_variant_sets.wait_until_ready().await?;
+                caches.revisions.wait_until_ready().await?;
+                caches.repositories.wait_until_ready().await?;
+                for store in caches.objects.stores() {
+                    store.wait_until_ready().await?;
+                }
+                Ok::<(), reflector::store::WriterDropped>(())
+            };
+            match synced.await {
+                Ok(()) => {
+                    health.ready.store(true, Ordering::Release);
+                    tracing::info!("caches synced");
+                }
+                Err(e) => tracing::error!(error = %e, "a cache stopped before syncing"),
+            }
+        });
+    }
+
+    // Shutdown on SIGTERM / Ctrl-C (or the caller's signal).
+    {
+        let shutdown_tx = shutdown_tx.clone();
+        tokio::spawn(async move {
+            shutdown.await;
+            tracing::info!("shutting down");
+            let _ = shutdown_tx.send(true);
+        });
+    }
+    let stopped = |mut rx: watch::Receiver<bool>| async move {
+        let _ = rx.wait_for(|s| *s).await;
+    };
+
+    let server = {
+        let (health, addr, stop) = (health.clone(), args.listen, stopped(shutdown_rx.clone()));
+        tokio::spawn(async move {
+            health::serve(addr, health, stop)
+                .await
+                .map_err(|source| RunError::Serve { addr, source })
+        })
+    };
+
+    let election = if args.leader_elect {
+        let cfg = LeaseConfig {
+            name: args.lease_name.clone(),
+            namespace: args.lease_namespace.clone(),
+            identity: args.identity.clone(),
+            duration: Duration::from_secs(15),
+            renew_every: Duration::from_secs(5),
+        };
+        Some(tokio::spawn(leader::run(
+            client.clone(),
+            cfg,
+            leader_tx,
+            shutdown_rx.clone(),
+        )))
+    } else {
+        None
+    };
+
+    let ctx = Arc::new(Context::new(
+        client.clone(),
+        caches.clone(),
+        core,
+        metrics,
+        leader_rx,
+    ));
+    let pv_controller = run_pv.then(|| {
+        Controller::for_stream(channel_stream(pv_rx).map(Ok), pv_store)
+            .reconcile_on(channel_stream(pv_ref_rx))
+            .graceful_shutdown_on(stopped(shutdown_rx.clone()))
+            .run(
+                ctl::reconcile_package_variant,
+                ctl::package_variant_error_policy,
+                ctx.clone(),
+            )
+            .for_each(|_| async {})
+    });
+    let pvs_controller = run_pvs.then(|| {
+        Controller::for_stream(channel_stream(pvs_rx).map(Ok), pvs_store)
+            .reconcile_on(channel_stream(pvs_ref_rx))
+            .graceful_shutdown_on(stopped(shutdown_rx.clone()))
+            .run(
+                ctl::reconcile_package_variant_set,
+                ctl::package_variant_set_error_policy,
+                ctx.clone(),
+            )
+            .for_each(|_| async {})
+    });
+    tracing::info!(
+        packagevariants = run_pv,
+        packagevariantsets = run_pvs,
+        core = ctx.core.name(),
+        "controller started"
+    );
+    tokio::join!(
+        async {
+            if let Some(c) = pv_controller {
+                c.await;
+            }
+        },
+        async {
+            if let Some(c) = pvs_controller {
+                c.await;
+            }
+        },
+    );
+    let _ = shutdown_tx.send(true);
+    if let Some(e) = election {
+        let _ = e.await;
+    }
+    match server.await {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::warn!(error = %e, "health server task");
+            Ok(())
+        }
+    }
+}

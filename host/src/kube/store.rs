@@ -1,0 +1,425 @@
+//! The Kubernetes backend of the store traits: reads come from the
+//! reflector caches ([`Caches`]), writes go through the API.
+//!
+//! The reconcilers are synchronous; a [`KubeStore`] lives for one
+//! reconcile on a blocking thread and runs each API call with
+//! [`Handle::block_on`]. It remembers what it wrote, so a reconcile reads
+//! its own writes before the watch delivers them.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::{Client, ResourceExt};
+use pv_core::api::package_revision::{Lifecycle, RenderStatus};
+use pv_core::api::{ObjectMeta as CoreMeta, PackageRevisionResources as CorePrr};
+use pv_core::api::{PackageRevision as CorePr, PackageVariant as CorePv};
+use pv_core::variantset::{PackageVariantSet as CorePvs, Repository as CoreRepo};
+use serde_json::{json, Value};
+use tokio::runtime::Handle;
+
+use super::api::{
+    KubeResource, PackageRevision, PackageRevisionResources, PackageVariant, PackageVariantSet,
+};
+use super::cache::Caches;
+use super::FIELD_MANAGER;
+use crate::store::{
+    Files, NewRevision, ObjectStore, PackageRevisionStore, PrFilter, StoreError, StoreResult,
+};
+
+/// One reconcile's view of the cluster.
+pub struct KubeStore {
+    client: Client,
+    caches: Caches,
+    handle: Handle,
+    /// Revisions written by this reconcile (`None`: deleted).
+    written: Mutex<HashMap<(String, String), Option<PackageRevision>>>,
+    /// Render results Porch returned for the resources written.
+    rendered: Mutex<HashMap<(String, String), RenderStatus>>,
+}
+
+/// A [`StoreError`] from an API error.
+pub fn api_error(
+    kind: &'static str,
+    ns: &str,
+    name: &str,
+    what: &str,
+    e: kube::Error,
+) -> StoreError {
+    match &e {
+        kube::Error::Api(status) if status.code == 404 => StoreError::NotFound {
+            kind,
+            namespace: ns.to_string(),
+            name: name.to_string(),
+        },
+        kube::Error::Api(status) if status.code == 409 => {
+            StoreError::Conflict(format!("{what} {kind} {ns}/{name}: {}", status.message))
+        }
+        kube::Error::Api(status) if status.code == 400 || status.code == 422 => {
+            StoreError::Invalid(format!("{what} {kind} {ns}/{name}: {}", status.message))
+        }
+        _ => StoreError::Data {
+            context: format!("{what} {kind} {ns}/{name}"),
+            message: e.to_string(),
+        },
+    }
+}
+
+fn convert_error(context: impl Into<String>, e: serde_json::Error) -> StoreError {
+    StoreError::Data {
+        context: context.into(),
+        message: e.to_string(),
+    }
+}
+
+fn to_core<K: KubeResource>(obj: &K) -> StoreResult<K::Core> {
+    obj.to_core()
+        .map_err(|e| convert_error(format!("reading {} {}", K::kind(&()), obj.name_any()), e))
+}
+
+fn from_core<K: KubeResource>(core: &K::Core) -> StoreResult<K> {
+    K::from_core(core).map_err(|e| convert_error(format!("writing {}", K::kind(&())), e))
+}
+
+impl KubeStore {
+    /// A store over `caches`, writing with `client`; API calls run on
+    /// `handle` (call the store from a blocking thread only).
+    pub fn new(client: Client, caches: Caches, handle: Handle) -> Self {
+        KubeStore {
+            client,
+            caches,
+            handle,
+            written: Mutex::default(),
+            rendered: Mutex::default(),
+        }
+    }
+
+    fn api<K>(&self, ns: &str) -> Api<K>
+    where
+        K: KubeResource + kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+    {
+        Api::namespaced(self.client.clone(), ns)
+    }
+
+    fn written(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<(String, String), Option<PackageRevision>>> {
+        self.written.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn remember(&self, pr: &PackageRevision) {
+        let key = (pr.namespace().unwrap_or_default(), pr.name_any());
+        self.written().insert(key, Some(pr.clone()));
+    }
+
+    /// The current object of a revision: this reconcile's write, else the
+    /// cache.
+    fn current(&self, ns: &str, name: &str) -> StoreResult<PackageRevision> {
+        if let Some(w) = self.written().get(&(ns.to_string(), name.to_string())) {
+            return w.clone().ok_or_else(|| not_found(ns, name));
+        }
+        self.caches
+            .revision(ns, name)
+            .map(|pr| (*pr).clone())
+            .ok_or_else(|| not_found(ns, name))
+    }
+
+    fn replace_revision(&self, pr: &PackageRevision, what: &str) -> StoreResult<PackageRevision> {
+        let ns = pr.namespace().unwrap_or_default();
+        let name = pr.name_any();
+        let api = self.api::<PackageRevision>(&ns);
+        let out = self
+            .handle
+            .block_on(api.replace(&name, &PostParams::default(), pr))
+            .map_err(|e| api_error("PackageRevision", &ns, &name, what, e))?;
+        self.remember(&out);
+        Ok(out)
+    }
+
+    fn get_prr(&self, ns: &str, name: &str) -> StoreResult<PackageRevisionResources> {
+        let api = self.api::<PackageRevisionResources>(ns);
+        self.handle
+            .block_on(api.get(name))
+            .map_err(|e| api_error("PackageRevisionResources", ns, name, "get", e))
+    }
+
+    fn put_files(&self, ns: &str, name: &str, files: &Files) -> StoreResult<()> {
+        let mut prr = self.get_prr(ns, name)?;
+        prr.spec.resources = Some(files.clone());
+        let api = self.api::<PackageRevisionResources>(ns);
+        let out = self
+            .handle
+            .block_on(api.replace(name, &PostParams::default(), &prr))
+            .map_err(|e| api_error("PackageRevisionResources", ns, name, "update", e))?;
+        if let Some(rendered) = out.status.render_status {
+            self.rendered
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert((ns.to_string(), name.to_string()), rendered);
+        }
+        Ok(())
+    }
+
+    fn apply_status<K>(
+        &self,
+        kind: &'static str,
+        ns: &str,
+        name: &str,
+        status: Value,
+    ) -> StoreResult<()>
+    where
+        K: KubeResource + kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+        K: Clone + std::fmt::Debug,
+    {
+        let api = self.api::<K>(ns);
+        let patch = json!({
+            "apiVersion": K::api_version(&()),
+            "kind": K::kind(&()),
+            "status": status,
+        });
+        let params = PatchParams::apply(FIELD_MANAGER).force();
+        self.handle
+            .block_on(api.patch_status(name, &params, &Patch::Apply(&patch)))
+            .map_err(|e| api_error(kind, ns, name, "apply the status of", e))?;
+        Ok(())
+    }
+}
+
+fn not_found(ns: &str, name: &str) -> StoreError {
+    StoreError::NotFound {
+        kind: "PackageRevision",
+        namespace: ns.to_string(),
+        name: name.to_string(),
+    }
+}
+
+/// Kubernetes metadata with the labels, annotations and owner references
+/// of `m`.
+fn set_writable_metadata(
+    dst: &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    m: &CoreMeta,
+) -> StoreResult<()> {
+    let owners = serde_json::to_value(&m.owner_references)
+        .and_then(serde_json::from_value)
+        .map_err(|e| convert_error("owner references", e))?;
+    dst.labels = Some(m.labels.clone()).filter(|l| !l.is_empty());
+    dst.annotations = Some(m.annotations.clone()).filter(|a| !a.is_empty());
+    dst.owner_references = Some(owners).filter(|o: &Vec<_>| !o.is_empty());
+    Ok(())
+}
+
+impl PackageRevisionStore for KubeStore {
+    fn list(&self, namespace: &str, filter: &PrFilter) -> StoreResult<Vec<CorePr>> {
+        let index = &self.caches.revision_index;
+        let mut names: Vec<String> = match (&filter.owner_uid, &filter.repository, &filter.package)
+        {
+            (Some(uid), _, _) => index
+                .by_owner(uid)
+                .into_iter()
+                .filter(|(ns, _)| ns == namespace)
+                .map(|(_, n)| n)
+                .collect(),
+            (None, Some(repo), Some(pkg)) => index.by_package(namespace, repo, pkg),
+            _ => self
+                .caches
+                .revisions
+                .state()
+                .iter()
+                .filter(|pr| pr.namespace().as_deref() == Some(namespace))
+                .map(|pr| pr.name_any())
+                .collect(),
+        };
+        for ((ns, name), _) in self.written().iter() {
+            if ns == namespace && !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+        names.sort();
+        let mut out = Vec::new();
+        for name in names {
+            let Ok(pr) = self.current(namespace, &name) else {
+                continue;
+            };
+            let core = to_core(&pr)?;
+            if filter.matches(&core) {
+                out.push(core);
+            }
+        }
+        Ok(out)
+    }
+
+    fn get(&self, namespace: &str, name: &str) -> StoreResult<CorePr> {
+        to_core(&self.current(namespace, name)?)
+    }
+
+    fn resources(&self, namespace: &str, name: &str) -> StoreResult<CorePrr> {
+        to_core(&self.get_prr(namespace, name)?)
+    }
+
+    fn update_resources(&self, ns: &str, name: &str, files: &Files) -> StoreResult<CorePr> {
+        self.put_files(ns, name, files)?;
+        self.get(ns, name)
+    }
+
+    fn create(&self, new: NewRevision) -> StoreResult<CorePr> {
+        let mut pr: PackageRevision = from_core(&new.revision)?;
+        let ns = pr.namespace().unwrap_or_default();
+        // Porch names revisions itself.
+        pr.metadata.name = None;
+        pr.metadata.resource_version = None;
+        pr.metadata.uid = None;
+        pr.status = Default::default();
+        let api = self.api::<PackageRevision>(&ns);
+        let created = self
+            .handle
+            .block_on(api.create(&PostParams::default(), &pr))
+            .map_err(|e| {
+                api_error(
+                    "PackageRevision",
+                    &ns,
+                    &new.revision.spec.workspace_name,
+                    "create",
+                    e,
+                )
+            })?;
+        self.remember(&created);
+        self.put_files(&ns, &created.name_any(), &new.files)?;
+        to_core(&created)
+    }
+
+    fn update_lifecycle(&self, ns: &str, name: &str, to: Lifecycle) -> StoreResult<CorePr> {
+        let mut pr = self.current(ns, name)?;
+        let from = pr.spec.lifecycle;
+        pr.spec.lifecycle = to;
+        if from == Lifecycle::Proposed && to == Lifecycle::Published {
+            // Publishing is an approval (its own subresource).
+            let api = self.api::<PackageRevision>(ns);
+            let out = self
+                .handle
+                .block_on(api.replace_subresource("approval", name, &PostParams::default(), &pr))
+                .map_err(|e| api_error("PackageRevision", ns, name, "approve", e))?;
+            self.remember(&out);
+            return to_core(&out);
+        }
+        to_core(&self.replace_revision(&pr, "update lifecycle of")?)
+    }
+
+    fn update_metadata(&self, ns: &str, name: &str, m: &CoreMeta) -> StoreResult<CorePr> {
+        let mut pr = self.current(ns, name)?;
+        set_writable_metadata(&mut pr.metadata, m)?;
+        to_core(&self.replace_revision(&pr, "update metadata of")?)
+    }
+
+    fn render_status(&self, namespace: &str, name: &str) -> Option<RenderStatus> {
+        self.rendered
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&(namespace.to_string(), name.to_string()))
+            .cloned()
+    }
+
+    fn delete(&self, namespace: &str, name: &str) -> StoreResult<()> {
+        let api = self.api::<PackageRevision>(namespace);
+        self.handle
+            .block_on(api.delete(name, &DeleteParams::default()))
+            .map_err(|e| api_error("PackageRevision", namespace, name, "delete", e))?;
+        self.written()
+            .insert((namespace.to_string(), name.to_string()), None);
+        Ok(())
+    }
+}
+
+fn sorted<T>(mut v: Vec<(String, String, T)>) -> Vec<T> {
+    v.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    v.into_iter().map(|(_, _, t)| t).collect()
+}
+
+impl ObjectStore for KubeStore {
+    fn list_package_variants(&self, namespace: Option<&str>) -> StoreResult<Vec<CorePv>> {
+        let mut out = Vec::new();
+        for pv in self.caches.package_variants.state() {
+            let ns = pv.namespace().unwrap_or_default();
+            if namespace.is_none_or(|n| n == ns) {
+                out.push((ns, pv.name_any(), to_core(pv.as_ref())?));
+            }
+        }
+        Ok(sorted(out))
+    }
+
+    fn create_package_variant(&self, pv: &CorePv) -> StoreResult<CorePv> {
+        let obj: PackageVariant = from_core(pv)?;
+        let ns = pv.metadata.namespace.clone();
+        let api = self.api::<PackageVariant>(&ns);
+        let out = self
+            .handle
+            .block_on(api.create(&PostParams::default(), &obj))
+            .map_err(|e| api_error("PackageVariant", &ns, &pv.metadata.name, "create", e))?;
+        to_core(&out)
+    }
+
+    fn update_package_variant(&self, pv: &CorePv) -> StoreResult<CorePv> {
+        let mut obj: PackageVariant = from_core(pv)?;
+        obj.status = Default::default();
+        let (ns, name) = (&pv.metadata.namespace, &pv.metadata.name);
+        let api = self.api::<PackageVariant>(ns);
+        let out = self
+            .handle
+            .block_on(api.replace(name, &PostParams::default(), &obj))
+            .map_err(|e| api_error("PackageVariant", ns, name, "update", e))?;
+        to_core(&out)
+    }
+
+    fn update_package_variant_status(&self, pv: &CorePv) -> StoreResult<()> {
+        let status = serde_json::to_value(&pv.status).map_err(|e| convert_error("status", e))?;
+        self.apply_status::<PackageVariant>(
+            "PackageVariant",
+            &pv.metadata.namespace,
+            &pv.metadata.name,
+            status,
+        )
+    }
+
+    fn delete_package_variant(&self, namespace: &str, name: &str) -> StoreResult<()> {
+        let api = self.api::<PackageVariant>(namespace);
+        self.handle
+            .block_on(api.delete(name, &DeleteParams::default()))
+            .map_err(|e| api_error("PackageVariant", namespace, name, "delete", e))?;
+        Ok(())
+    }
+
+    fn list_package_variant_sets(&self, namespace: Option<&str>) -> StoreResult<Vec<CorePvs>> {
+        let mut out = Vec::new();
+        for pvs in self.caches.package_variant_sets.state() {
+            let ns = pvs.namespace().unwrap_or_default();
+            if namespace.is_none_or(|n| n == ns) {
+                out.push((ns, pvs.name_any(), to_core(pvs.as_ref())?));
+            }
+        }
+        Ok(sorted(out))
+    }
+
+    fn update_package_variant_set_status(&self, pvs: &CorePvs) -> StoreResult<()> {
+        let status = serde_json::to_value(&pvs.status).map_err(|e| convert_error("status", e))?;
+        self.apply_status::<PackageVariantSet>(
+            "PackageVariantSet",
+            &pvs.metadata.namespace,
+            &pvs.metadata.name,
+            status,
+        )
+    }
+
+    fn list_repositories(&self, namespace: &str) -> StoreResult<Vec<CoreRepo>> {
+        let mut out = Vec::new();
+        for repo in self.caches.repositories.state() {
+            let ns = repo.namespace().unwrap_or_default();
+            if ns == namespace {
+                out.push((ns, repo.name_any(), to_core(repo.as_ref())?));
+            }
+        }
+        Ok(sorted(out))
+    }
+
+    fn list_objects(&self, namespace: &str) -> StoreResult<Vec<Value>> {
+        Ok(self.caches.objects.list(namespace))
+    }
+}

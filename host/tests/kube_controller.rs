@@ -1,0 +1,772 @@
+//! The Kubernetes controller against a fake API server (kube-rs's
+//! mock-service pattern): each scenario asserts the exact sequence of
+//! requests one reconcile makes. Caches are filled as the watches would
+//! fill them; the core runs natively.
+
+mod kube_support;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use kube::runtime::controller::Action;
+use kube_support::*;
+use porch_variants::kube::controller::{self, Context};
+use pv_core::api::{PackageRevision, PackageVariant};
+use pv_core::variantset::PackageVariantSet;
+use serde_json::{json, Value};
+
+const NS: &str = "default";
+const PR_PATH: &str = "/apis/porch.kpt.dev/v1alpha1/namespaces/default/packagerevisions";
+const PRR_PATH: &str = "/apis/porch.kpt.dev/v1alpha1/namespaces/default/packagerevisionresources";
+const PV_PATH: &str = "/apis/config.porch.kpt.dev/v1alpha1/namespaces/default/packagevariants";
+const PVS_PATH: &str = "/apis/config.porch.kpt.dev/v1alpha2/namespaces/default/packagevariantsets";
+
+const KPTFILE: &str = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: web\ninfo:\n  description: web\npipeline:\n  mutators:\n  - image: set-labels:v1\n";
+const CONTEXT: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kptfile.kpt.dev\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\ndata:\n  name: web\n";
+const DEPLOY: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 2\n  template:\n    spec:\n      containers:\n      - name: web\n        image: web:1.0\n";
+
+fn blueprint(image: &str) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        ("Kptfile".to_string(), KPTFILE.to_string()),
+        ("package-context.yaml".to_string(), CONTEXT.to_string()),
+        (
+            "deployment.yaml".to_string(),
+            DEPLOY.replace("web:1.0", image),
+        ),
+    ])
+}
+
+/// A PackageRevision as Porch serves it.
+fn revision(
+    repo: &str,
+    package: &str,
+    ws: &str,
+    revision: i64,
+    lifecycle: &str,
+    upstream_ref: Option<&str>,
+    owner: Option<&str>,
+) -> PackageRevision {
+    let name = format!("{repo}.{package}.{ws}");
+    let self_ref = match lifecycle {
+        "Published" | "DeletionProposed" => format!("{package}/v{revision}"),
+        _ => format!("drafts/{package}/{ws}"),
+    };
+    let mut v = json!({
+        "apiVersion": "porch.kpt.dev/v1alpha1", "kind": "PackageRevision",
+        "metadata": {"name": name, "namespace": NS, "uid": format!("uid-{name}"), "resourceVersion": "7"},
+        "spec": {"packageName": package, "repository": repo, "workspaceName": ws,
+                 "revision": revision, "lifecycle": lifecycle},
+        "status": {"selfLock": {"type": "git", "git": {"repo": repo, "directory": package, "ref": self_ref, "commit": "c0ffee"}}}
+    });
+    if let Some(r) = upstream_ref {
+        v["status"]["upstreamLock"] = json!({"type": "git", "git": {"repo": "blueprints", "directory": "web", "ref": r, "commit": "c0ffee"}});
+    }
+    if let Some(pv) = owner {
+        v["metadata"]["ownerReferences"] = json!([{"apiVersion": "config.porch.kpt.dev/v1alpha1",
+            "kind": "PackageVariant", "name": pv, "uid": format!("uid-{pv}"), "controller": true}]);
+    }
+    serde_json::from_value(v).expect("revision")
+}
+
+fn variant(name: &str, region: &str, extra: Value) -> PackageVariant {
+    let mut v = json!({
+        "apiVersion": "config.porch.kpt.dev/v1alpha1", "kind": "PackageVariant",
+        "metadata": {"name": name, "namespace": NS, "uid": format!("uid-{name}"), "resourceVersion": "3",
+                     "finalizers": ["config.porch.kpt.dev/packagevariants"]},
+        "spec": {
+            "upstream": {"repo": "blueprints", "package": "web"},
+            "downstream": {"repo": "edge-1", "package": "web"},
+            "packageContext": {"data": {"region": region}}
+        }
+    });
+    merge(&mut v, extra);
+    serde_json::from_value(v).expect("variant")
+}
+
+fn merge(dst: &mut Value, src: Value) {
+    match (dst, src) {
+        (Value::Object(d), Value::Object(s)) => {
+            for (k, v) in s {
+                merge(d.entry(k).or_insert(Value::Null), v);
+            }
+        }
+        (d, s) => *d = s,
+    }
+}
+
+/// A fake cluster: server state, caches and their writers.
+struct Cluster {
+    server: Shared,
+    ctx: Arc<Context>,
+    writers: CacheWriters,
+}
+
+impl Cluster {
+    fn new() -> Cluster {
+        let server: Shared = Arc::new(Mutex::new(ServerState::default()));
+        let client = fake_client(server.clone());
+        let (caches, writers) = caches();
+        let ctx = context(client, caches);
+        let mut c = Cluster {
+            server,
+            ctx,
+            writers,
+        };
+        c.add_revision(
+            &revision("blueprints", "web", "v1", 1, "Published", None, None),
+            blueprint("web:1.0"),
+        );
+        c
+    }
+
+    fn add_revision(&mut self, pr: &PackageRevision, files: BTreeMap<String, String>) {
+        put_revision(&self.ctx.caches, &mut self.writers, pr);
+        self.server
+            .lock()
+            .unwrap()
+            .files
+            .insert(pr.metadata.name.clone(), files);
+    }
+
+    fn files(&self, name: &str) -> BTreeMap<String, String> {
+        self.server
+            .lock()
+            .unwrap()
+            .files
+            .get(name)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    async fn reconcile(&mut self, pv: &PackageVariant) -> Result<Action, controller::Error> {
+        let obj = put_variant(&mut self.writers, pv);
+        controller::reconcile_package_variant(obj, self.ctx.clone()).await
+    }
+
+    async fn reconcile_set(
+        &mut self,
+        pvs: &PackageVariantSet,
+    ) -> Result<Action, controller::Error> {
+        let obj = put_set(&mut self.writers, pvs);
+        controller::reconcile_package_variant_set(obj, self.ctx.clone()).await
+    }
+
+    fn lines(&self) -> Vec<String> {
+        lines(&self.server)
+    }
+
+    fn take(&self) -> Vec<Call> {
+        let c = calls(&self.server);
+        clear(&self.server);
+        c
+    }
+}
+
+fn is_list(call: &Call) -> bool {
+    let path = call.uri.split('?').next().unwrap_or_default();
+    call.method == "GET" && [PR_PATH, PRR_PATH, PV_PATH, PVS_PATH].contains(&path)
+}
+
+fn is_write(call: &Call) -> bool {
+    call.method != "GET"
+}
+
+/// The status the controller applied (the body of its status patch).
+fn applied_status(calls: &[Call]) -> Value {
+    calls
+        .iter()
+        .rev()
+        .find(|c| c.method == "PATCH" && c.uri.contains("/status"))
+        .map(|c| c.body["status"].clone())
+        .unwrap_or(Value::Null)
+}
+
+fn condition(status: &Value, type_: &str) -> (String, String, String) {
+    status["conditions"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["type"] == type_))
+        .map(|c| {
+            (
+                c["status"].as_str().unwrap_or_default().to_string(),
+                c["reason"].as_str().unwrap_or_default().to_string(),
+                c["message"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .unwrap_or_default()
+}
+
+/// Runs the first reconcile of a new variant; returns the created draft as
+/// the watch would deliver it, and the variant as stored afterwards.
+async fn create_variant(c: &mut Cluster, region: &str) -> (PackageRevision, PackageVariant) {
+    let pv = variant("pv1", region, json!({}));
+    let action = c.reconcile(&pv).await.expect("reconcile");
+    assert_eq!(action, Action::await_change());
+    let calls = c.take();
+    let post = calls
+        .iter()
+        .find(|c| c.method == "POST")
+        .expect("a create")
+        .clone();
+    let ws = post.body["spec"]["workspaceName"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let mut draft = revision(
+        "edge-1",
+        "web",
+        &ws,
+        0,
+        "Draft",
+        Some("web/v1"),
+        Some("pv1"),
+    );
+    draft.spec.tasks =
+        serde_json::from_value(post.body["spec"]["tasks"].clone()).unwrap_or_default();
+    put_revision(&c.ctx.caches, &mut c.writers, &draft);
+    let mut stored = pv.clone();
+    stored.status = serde_json::from_value(applied_status(&calls)).expect("status");
+    (draft, stored)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn new_variant_adds_finalizer_creates_clone_draft_updates_resources_and_status() {
+    let mut c = Cluster::new();
+    let mut pv = variant("pv1", "east", json!({}));
+    pv.metadata.finalizers.clear();
+    let action = c.reconcile(&pv).await.expect("reconcile");
+    assert_eq!(action, Action::await_change());
+    let calls = c.take();
+    let lines: Vec<String> = calls.iter().map(Call::line).collect();
+    let draft = "edge-1.web.packagevariant-1";
+    assert_eq!(
+        lines,
+        vec![
+            format!("PUT {PV_PATH}/pv1"),
+            format!("GET {PRR_PATH}/blueprints.web.v1"),
+            format!("POST {PR_PATH}"),
+            format!("GET {PRR_PATH}/{draft}"),
+            format!("PUT {PRR_PATH}/{draft}"),
+            format!("PATCH {PV_PATH}/pv1/status"),
+        ]
+    );
+    // The finalizer is added, the draft is a clone of the upstream owned
+    // by the variant, its files carry the mutation, the status is applied
+    // by our one field manager.
+    assert_eq!(
+        calls[0].body["metadata"]["finalizers"],
+        json!(["config.porch.kpt.dev/packagevariants"])
+    );
+    assert_eq!(calls[2].body["spec"]["tasks"][0]["type"], "clone");
+    assert_eq!(
+        calls[2].body["spec"]["tasks"][0]["clone"]["upstreamRef"]["upstreamRef"]["name"],
+        "blueprints.web.v1"
+    );
+    assert_eq!(
+        calls[2].body["metadata"]["ownerReferences"][0]["uid"],
+        "uid-pv1"
+    );
+    assert!(c.files(draft)["package-context.yaml"].contains("region: east"));
+    assert!(calls[5].uri.contains("fieldManager=porch-variants"));
+    assert!(calls[5].uri.contains("force=true"));
+    let status = &calls[5].body["status"];
+    assert_eq!(condition(status, "Ready").0, "True");
+    assert_eq!(status["downstreamTargets"][0]["name"], draft);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_op_reconcile_after_sync_makes_no_list_and_no_write() {
+    let mut c = Cluster::new();
+    let (_draft, stored) = create_variant(&mut c, "east").await;
+    c.reconcile(&stored).await.expect("reconcile");
+    let calls = c.take();
+    let lists = calls.iter().filter(|c| is_list(c)).count();
+    let writes = calls.iter().filter(|c| is_write(c)).count();
+    assert_eq!((lists, writes), (0, 0), "{:?}", c.lines());
+    // One uncached read: the draft's resources, to check its mutations.
+    assert_eq!(
+        calls.iter().map(Call::line).collect::<Vec<_>>(),
+        vec![format!("GET {PRR_PATH}/edge-1.web.packagevariant-1")]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upstream_changed_creates_upgrade_draft() {
+    let mut c = Cluster::new();
+    let (draft, stored) = create_variant(&mut c, "east").await;
+    // The draft was approved: published as revision 1.
+    let mut published = draft.clone();
+    published.spec.lifecycle = pv_core::api::Lifecycle::Published;
+    published.spec.revision = 1;
+    let files = c.files(&draft.metadata.name);
+    c.add_revision(&published, files);
+    c.add_revision(
+        &revision("blueprints", "web", "v2", 2, "Published", None, None),
+        blueprint("web:2.0"),
+    );
+    c.reconcile(&stored).await.expect("reconcile");
+    let calls = c.take();
+    let lines: Vec<String> = calls.iter().map(Call::line).collect();
+    let new = "edge-1.web.packagevariant-2";
+    assert_eq!(
+        lines,
+        vec![
+            format!("GET {PRR_PATH}/blueprints.web.v1"),
+            format!("GET {PRR_PATH}/blueprints.web.v2"),
+            format!("GET {PRR_PATH}/{}", draft.metadata.name),
+            format!("POST {PR_PATH}"),
+            format!("GET {PRR_PATH}/{new}"),
+            format!("PUT {PRR_PATH}/{new}"),
+            format!("PATCH {PV_PATH}/pv1/status"),
+        ]
+    );
+    let task = &calls[3].body["spec"]["tasks"][0];
+    assert_eq!(task["type"], "upgrade");
+    assert_eq!(
+        task["upgrade"]["newUpstreamRef"]["name"],
+        "blueprints.web.v2"
+    );
+    assert!(c.files(new)["deployment.yaml"].contains("web:2.0"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mutation_changed_on_published_downstream_creates_edit_draft() {
+    let mut c = Cluster::new();
+    let (draft, stored) = create_variant(&mut c, "east").await;
+    let mut published = draft.clone();
+    published.spec.lifecycle = pv_core::api::Lifecycle::Published;
+    published.spec.revision = 1;
+    let files = c.files(&draft.metadata.name);
+    c.add_revision(&published, files);
+    let mut pv = stored.clone();
+    pv.spec.package_context = serde_json::from_value(json!({"data": {"region": "west"}})).ok();
+    c.reconcile(&pv).await.expect("reconcile");
+    let calls = c.take();
+    let lines: Vec<String> = calls.iter().map(Call::line).collect();
+    let new = "edge-1.web.packagevariant-2";
+    assert_eq!(
+        lines,
+        vec![
+            format!("GET {PRR_PATH}/{}", draft.metadata.name),
+            format!("POST {PR_PATH}"),
+            format!("GET {PRR_PATH}/{new}"),
+            format!("PUT {PRR_PATH}/{new}"),
+            format!("PATCH {PV_PATH}/pv1/status"),
+        ]
+    );
+    assert_eq!(calls[1].body["spec"]["tasks"][0]["type"], "edit");
+    assert!(c.files(new)["package-context.yaml"].contains("region: west"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mutation_changed_on_draft_updates_it_in_place() {
+    let mut c = Cluster::new();
+    let (draft, stored) = create_variant(&mut c, "east").await;
+    let mut pv = stored.clone();
+    pv.spec.package_context = serde_json::from_value(json!({"data": {"region": "west"}})).ok();
+    c.reconcile(&pv).await.expect("reconcile");
+    let name = draft.metadata.name.clone();
+    assert_eq!(
+        c.lines(),
+        vec![
+            format!("GET {PRR_PATH}/{name}"),
+            format!("GET {PRR_PATH}/{name}"),
+            format!("PUT {PRR_PATH}/{name}"),
+        ]
+    );
+    assert!(c.files(&name)["package-context.yaml"].contains("region: west"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adopt_existing_takes_ownership_of_the_downstream() {
+    let mut c = Cluster::new();
+    // Mutated content, as a previous variant left it.
+    let (draft, _) = create_variant(&mut c, "east").await;
+    let files = c.files(&draft.metadata.name);
+    let mut c = Cluster::new();
+    let existing = revision("edge-1", "web", "v1", 1, "Published", Some("web/v1"), None);
+    c.add_revision(&existing, files);
+    let pv = variant(
+        "pv2",
+        "east",
+        json!({"spec": {"adoptionPolicy": "adoptExisting", "labels": {"team": "edge"}}}),
+    );
+    c.reconcile(&pv).await.expect("reconcile");
+    let calls = c.take();
+    assert_eq!(
+        calls.iter().map(Call::line).collect::<Vec<_>>(),
+        vec![
+            format!("PUT {PR_PATH}/edge-1.web.v1"),
+            format!("GET {PRR_PATH}/edge-1.web.v1"),
+            format!("PATCH {PV_PATH}/pv2/status"),
+        ]
+    );
+    assert_eq!(
+        calls[0].body["metadata"]["ownerReferences"][0]["uid"],
+        "uid-pv2"
+    );
+    assert_eq!(calls[0].body["metadata"]["labels"]["team"], "edge");
+}
+
+fn deleting(pv: &PackageVariant, policy: &str) -> PackageVariant {
+    let mut pv = pv.clone();
+    pv.metadata.deletion_timestamp = Some("2026-01-01T00:00:00Z".into());
+    pv.spec.deletion_policy = policy.into();
+    pv
+}
+
+/// A variant with a published revision 1 and a draft (an edit), both owned.
+async fn variant_with_two_revisions(c: &mut Cluster) -> (PackageVariant, String, String) {
+    let (draft, stored) = create_variant(c, "east").await;
+    let mut published = draft.clone();
+    published.spec.lifecycle = pv_core::api::Lifecycle::Published;
+    published.spec.revision = 1;
+    let files = c.files(&draft.metadata.name);
+    c.add_revision(&published, files.clone());
+    let second = revision(
+        "edge-1",
+        "web",
+        "packagevariant-2",
+        0,
+        "Draft",
+        Some("web/v1"),
+        Some("pv1"),
+    );
+    c.add_revision(&second, files);
+    (stored, draft.metadata.name, second.metadata.name)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_policy_deletes_drafts_proposes_deletion_of_published_then_removes_finalizer() {
+    let mut c = Cluster::new();
+    let (pv, published, draft) = variant_with_two_revisions(&mut c).await;
+    c.reconcile(&deleting(&pv, "delete"))
+        .await
+        .expect("reconcile");
+    let calls = c.take();
+    let lines: Vec<String> = calls.iter().map(Call::line).collect();
+    // Propose deletion of the published revision, then orphan it (so it
+    // survives for a human to approve), delete the draft, and only then
+    // remove the finalizer.
+    assert_eq!(
+        lines,
+        vec![
+            format!("PUT {PR_PATH}/{published}"),
+            format!("PUT {PR_PATH}/{published}"),
+            format!("DELETE {PR_PATH}/{draft}"),
+            format!("PUT {PV_PATH}/pv1"),
+        ]
+    );
+    assert_eq!(calls[0].body["spec"]["lifecycle"], "DeletionProposed");
+    assert_eq!(calls[1].body["metadata"]["ownerReferences"], Value::Null);
+    // The second write carries the version the first one returned.
+    assert_ne!(
+        calls[1].body["metadata"]["resourceVersion"],
+        calls[0].body["metadata"]["resourceVersion"]
+    );
+    assert_eq!(calls[3].body["metadata"]["finalizers"], Value::Null);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn orphan_policy_drops_ownership_then_removes_finalizer() {
+    let mut c = Cluster::new();
+    let (pv, published, draft) = variant_with_two_revisions(&mut c).await;
+    c.reconcile(&deleting(&pv, "orphan"))
+        .await
+        .expect("reconcile");
+    let calls = c.take();
+    let lines: Vec<String> = calls.iter().map(Call::line).collect();
+    let mut expected = vec![
+        format!("PUT {PR_PATH}/{draft}"),
+        format!("PUT {PR_PATH}/{published}"),
+    ];
+    expected.sort();
+    expected.push(format!("PUT {PV_PATH}/pv1"));
+    let mut got = lines.clone();
+    let last = got.pop();
+    got.sort();
+    got.extend(last);
+    assert_eq!(got, expected);
+    for call in &calls[..2] {
+        assert_eq!(
+            call.body["metadata"]["ownerReferences"],
+            Value::Null,
+            "{call:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_cleanup_keeps_the_finalizer_and_retries() {
+    let mut c = Cluster::new();
+    let (pv, _published, draft) = variant_with_two_revisions(&mut c).await;
+    let delete = format!("DELETE {PR_PATH}/{draft}");
+    c.server.lock().unwrap().fail.insert(delete.clone());
+    let pv = deleting(&pv, "delete");
+    let err = c.reconcile(&pv).await.expect_err("cleanup fails");
+    let lines = c.lines();
+    assert!(lines.contains(&delete));
+    assert!(
+        !lines.contains(&format!("PUT {PV_PATH}/pv1")),
+        "finalizer removed although cleanup failed: {lines:?}"
+    );
+    // Retried with backoff, growing.
+    let obj = put_variant(&mut c.writers, &pv);
+    let first = controller::package_variant_error_policy(obj.clone(), &err, c.ctx.clone());
+    let second = controller::package_variant_error_policy(obj, &err, c.ctx.clone());
+    assert_eq!(first, Action::requeue(controller::BACKOFF_BASE));
+    assert_eq!(second, Action::requeue(controller::BACKOFF_BASE * 2));
+    // The retry succeeds once the API does.
+    c.server.lock().unwrap().fail.clear();
+    c.take();
+    c.reconcile(&pv).await.expect("retry");
+    let lines = c.lines();
+    assert!(lines.contains(&delete));
+    assert_eq!(lines.last(), Some(&format!("PUT {PV_PATH}/pv1")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn validation_error_sets_stalled_and_does_not_requeue() {
+    let mut c = Cluster::new();
+    let pv = variant(
+        "pv1",
+        "east",
+        json!({"spec": {"downstream": null, "injectors": [{"name": ""}]}}),
+    );
+    let action = c.reconcile(&pv).await.expect("reconcile");
+    assert_eq!(action, Action::await_change());
+    let calls = c.take();
+    assert_eq!(
+        calls.iter().map(Call::line).collect::<Vec<_>>(),
+        vec![format!("PATCH {PV_PATH}/pv1/status")]
+    );
+    let status = &calls[0].body["status"];
+    let (s, reason, message) = condition(status, "Stalled");
+    assert_eq!((s.as_str(), reason.as_str()), ("True", "ValidationError"));
+    assert_eq!(
+        message,
+        "missing required field spec.downstream; spec.injectors[0].name must not be empty"
+    );
+    assert_eq!(condition(status, "Ready").0, "False");
+}
+
+fn set(targets: Value) -> PackageVariantSet {
+    serde_json::from_value(json!({
+        "apiVersion": "config.porch.kpt.dev/v1alpha2", "kind": "PackageVariantSet",
+        "metadata": {"name": "fleet", "namespace": NS, "uid": "uid-fleet", "resourceVersion": "5"},
+        "spec": {"upstream": {"repo": "blueprints", "package": "web", "revision": 1}, "targets": targets}
+    }))
+    .expect("set")
+}
+
+fn child(name: &str, repo: &str) -> PackageVariant {
+    serde_json::from_value(json!({
+        "apiVersion": "config.porch.kpt.dev/v1alpha1", "kind": "PackageVariant",
+        "metadata": {"name": name, "namespace": NS, "uid": format!("uid-{name}"), "resourceVersion": "9",
+            "labels": {"config.porch.kpt.dev/packagevariantset": "uid-fleet"},
+            "finalizers": ["config.porch.kpt.dev/packagevariants"],
+            "ownerReferences": [{"apiVersion": "config.porch.kpt.dev/v1alpha2", "kind": "PackageVariantSet",
+                "name": "fleet", "uid": "uid-fleet", "controller": true}]},
+        "spec": {"upstream": {"repo": "blueprints", "package": "web", "revision": 1},
+                 "downstream": {"repo": repo, "package": "web"}, "labels": {"stale": "yes"}}
+    }))
+    .expect("child")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn set_creates_updates_and_deletes_children() {
+    let mut c = Cluster::new();
+    put_variant(&mut c.writers, &child("fleet-edge-1-web", "edge-1"));
+    put_variant(&mut c.writers, &child("fleet-edge-3-web", "edge-3"));
+    let pvs = set(json!([{"repositories": [{"name": "edge-1"}, {"name": "edge-2"}]}]));
+    c.reconcile_set(&pvs).await.expect("reconcile");
+    let calls = c.take();
+    assert_eq!(
+        calls.iter().map(Call::line).collect::<Vec<_>>(),
+        vec![
+            format!("DELETE {PV_PATH}/fleet-edge-3-web"),
+            format!("PUT {PV_PATH}/fleet-edge-1-web"),
+            format!("POST {PV_PATH}"),
+            format!("PATCH {PVS_PATH}/fleet/status"),
+        ]
+    );
+    assert_eq!(calls[1].body["metadata"]["resourceVersion"], "9");
+    assert_eq!(calls[1].body["spec"]["labels"], Value::Null);
+    assert_eq!(calls[2].body["metadata"]["name"], "fleet-edge-2-web");
+    assert_eq!(calls[2].body["spec"]["downstream"]["repo"], "edge-2");
+    assert!(calls[3].uri.contains("fieldManager=porch-variants"));
+    assert_eq!(condition(&calls[3].body["status"], "Ready").0, "True");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revision_events_map_to_owner_and_to_variants_of_the_package() {
+    let mut c = Cluster::new();
+    put_variant(&mut c.writers, &variant("pv1", "east", json!({})));
+    put_variant(
+        &mut c.writers,
+        &variant(
+            "other",
+            "east",
+            json!({"spec": {"upstream": {"repo": "blueprints", "package": "db"},
+            "downstream": {"repo": "edge-9", "package": "db"}}}),
+        ),
+    );
+    let owned = revision("edge-7", "web", "ws", 0, "Draft", None, Some("owner-pv"));
+    let k = porch_variants::kube::api::PackageRevision::from_core(&owned).expect("pr");
+    let names: Vec<String> = controller::package_variants_of_revision(&c.ctx.caches, &k)
+        .into_iter()
+        .map(|r| r.name)
+        .collect();
+    assert_eq!(names, vec!["owner-pv"]);
+    let upstream = revision("blueprints", "web", "v2", 2, "Published", None, None);
+    let k = porch_variants::kube::api::PackageRevision::from_core(&upstream).expect("pr");
+    let names: Vec<String> = controller::package_variants_of_revision(&c.ctx.caches, &k)
+        .into_iter()
+        .map(|r| r.name)
+        .collect();
+    assert_eq!(names, vec!["pv1"]);
+}
+
+use porch_variants::kube::api::KubeResource;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn injection_sources_and_set_targets_map_to_the_objects_that_use_them() {
+    let mut c = Cluster::new();
+    put_variant(
+        &mut c.writers,
+        &variant(
+            "uses-east",
+            "east",
+            json!({"spec": {"injectors": [{"kind": "ConfigMap", "name": "east-endpoints"}]}}),
+        ),
+    );
+    put_variant(
+        &mut c.writers,
+        &variant(
+            "uses-team",
+            "east",
+            json!({"spec": {"injectors": [{"group": "example.com", "name": "east-endpoints"}]}}),
+        ),
+    );
+    put_variant(&mut c.writers, &variant("plain", "east", json!({})));
+    let names = |refs: Vec<
+        kube::runtime::reflector::ObjectRef<porch_variants::kube::api::PackageVariant>,
+    >| { refs.into_iter().map(|r| r.name).collect::<Vec<_>>() };
+    assert_eq!(
+        names(controller::package_variants_of_source(
+            &c.ctx.caches,
+            "v1",
+            "ConfigMap",
+            NS,
+            "east-endpoints"
+        )),
+        vec!["uses-east"]
+    );
+    assert!(controller::package_variants_of_source(
+        &c.ctx.caches,
+        "v1",
+        "ConfigMap",
+        "other-ns",
+        "east-endpoints"
+    )
+    .is_empty());
+    put_set(
+        &mut c.writers,
+        &set(json!([{"repositories": [{"name": "edge-1"}]},
+                    {"objectSelector": {"apiVersion": "example.com/v1", "kind": "Team"}}])),
+    );
+    let sets = |refs: Vec<
+        kube::runtime::reflector::ObjectRef<porch_variants::kube::api::PackageVariantSet>,
+    >| { refs.into_iter().map(|r| r.name).collect::<Vec<_>>() };
+    assert_eq!(
+        sets(controller::package_variant_sets_of_target(
+            &c.ctx.caches,
+            "config.porch.kpt.dev/v1alpha1",
+            "Repository",
+            NS,
+            "edge-1"
+        )),
+        vec!["fleet"]
+    );
+    assert!(controller::package_variant_sets_of_target(
+        &c.ctx.caches,
+        "config.porch.kpt.dev/v1alpha1",
+        "Repository",
+        NS,
+        "edge-2"
+    )
+    .is_empty());
+    assert_eq!(
+        sets(controller::package_variant_sets_of_target(
+            &c.ctx.caches,
+            "example.com/v1",
+            "Team",
+            NS,
+            "any"
+        )),
+        vec!["fleet"]
+    );
+}
+
+/// Upstream Porch enqueues every PackageVariant of the namespace on any
+/// PackageRevision event; here a downstream's event reaches its owner only,
+/// and an upstream's event the variants of that upstream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revision_event_reaches_only_the_variants_it_concerns() {
+    let mut c = Cluster::new();
+    let n = 200;
+    for i in 0..n {
+        put_variant(
+            &mut c.writers,
+            &variant(
+                &format!("pv{i}"),
+                "east",
+                json!({"spec": {"downstream": {"repo": format!("edge-{i}"), "package": "web"}}}),
+            ),
+        );
+    }
+    let downstream = revision(
+        "edge-17",
+        "web",
+        "packagevariant-1",
+        0,
+        "Draft",
+        Some("web/v1"),
+        Some("pv17"),
+    );
+    let k = porch_variants::kube::api::PackageRevision::from_core(&downstream).expect("pr");
+    let refs = controller::package_variants_of_revision(&c.ctx.caches, &k);
+    assert_eq!(
+        refs.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+        vec!["pv17"]
+    );
+    let upstream = revision("blueprints", "web", "v2", 2, "Published", None, None);
+    let k = porch_variants::kube::api::PackageRevision::from_core(&upstream).expect("pr");
+    assert_eq!(
+        controller::package_variants_of_revision(&c.ctx.caches, &k).len(),
+        n
+    );
+}
+
+/// Porch's render result of the written resources reaches the variant's
+/// status (kpt#3891): the error text, not only a generic condition.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn render_failure_is_reported_in_downstream_targets() {
+    let mut c = Cluster::new();
+    let error = "pipeline failed: set-labels:v1: exit status 1";
+    c.server.lock().unwrap().render_error = error.into();
+    let pv = variant("pv1", "east", json!({}));
+    c.reconcile(&pv).await.expect("reconcile");
+    let status = applied_status(&c.take());
+    assert_eq!(
+        status["downstreamTargets"][0]["name"],
+        "edge-1.web.packagevariant-1"
+    );
+    assert_eq!(
+        status["downstreamTargets"][0]["renderStatus"]["error"],
+        error
+    );
+    assert_eq!(
+        status["downstreamTargets"][0]["renderStatus"]["result"]["exitCode"],
+        1
+    );
+}

@@ -1,0 +1,123 @@
+//! The committed CRDs (`deploy/crds/`) are exactly what the Rust types
+//! generate, and structurally equal to upstream Porch's
+//! (`deploy/upstream-crds/`, reference copies).
+//!
+//! `UPDATE_CRDS=1 cargo test -p porch-variants --test kube_crds` rewrites
+//! `deploy/crds/` from the types.
+
+use std::path::PathBuf;
+
+use porch_variants::kube::crd::{self, drift};
+use serde_json::Value;
+
+fn deploy_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy")
+}
+
+fn read_yaml(path: &std::path::Path) -> Value {
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let docs = pv_core::yaml::parse_stream(&text)
+        .unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()));
+    let objects: Vec<Value> = docs
+        .iter()
+        .map(|d| pv_core::yaml::to_json(d).expect("yaml to json"))
+        .filter(|v| v.get("kind").is_some())
+        .collect();
+    assert_eq!(objects.len(), 1, "{}: one CRD expected", path.display());
+    objects.into_iter().next().unwrap_or_default()
+}
+
+#[test]
+fn committed_crds_equal_generated() {
+    for (file, value) in crd::all() {
+        let path = deploy_dir().join("crds").join(file);
+        let generated = crd::to_yaml(&value).expect("crd to yaml");
+        if std::env::var_os("UPDATE_CRDS").is_some() {
+            std::fs::write(&path, &generated).expect("writing crd");
+        }
+        let committed = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+        assert_eq!(
+            committed, generated,
+            "{file} is stale: run UPDATE_CRDS=1 cargo test -p porch-variants --test kube_crds"
+        );
+    }
+}
+
+#[test]
+fn crds_match_upstream_structurally() {
+    let mut all = Vec::new();
+    for (file, ours) in crd::all() {
+        let theirs = read_yaml(&deploy_dir().join("upstream-crds").join(file));
+        for d in drift::compare_crds(&ours, &theirs) {
+            all.push(format!("{file}: {d}"));
+        }
+    }
+    assert!(all.is_empty(), "CRD drift:\n{}", all.join("\n"));
+}
+
+#[test]
+fn drift_check_detects_changes() {
+    let (_, ours) = crd::all().remove(0);
+    let theirs = read_yaml(
+        &deploy_dir()
+            .join("upstream-crds")
+            .join("config.porch.kpt.dev_packagevariants.yaml"),
+    );
+    // A field renamed, a required field dropped, a type changed.
+    let mut changed = ours.clone();
+    let spec = crd::node_at(
+        &mut changed["spec"]["versions"][0]["schema"]["openAPIV3Schema"],
+        "spec",
+    )
+    .expect("spec schema");
+    let props = spec["properties"].as_object_mut().expect("properties");
+    let v = props.remove("adoptionPolicy").expect("adoptionPolicy");
+    props.insert("adoptPolicy".into(), v);
+    props["deletionPolicy"]["type"] = Value::String("integer".into());
+    let diffs = drift::compare_crds(&changed, &theirs);
+    assert!(
+        diffs
+            .iter()
+            .any(|d| d.contains("spec.adoptPolicy:field: only ours")),
+        "{diffs:?}"
+    );
+    assert!(
+        diffs
+            .iter()
+            .any(|d| d.contains("spec.adoptionPolicy:field: only upstream")),
+        "{diffs:?}"
+    );
+    assert!(
+        diffs.iter().any(|d| d.contains("spec.deletionPolicy:type")),
+        "{diffs:?}"
+    );
+}
+
+#[test]
+fn crd_names_and_versions() {
+    let pv = crd::package_variant_crd();
+    assert_eq!(pv["metadata"]["name"], crd::PACKAGE_VARIANT_CRD);
+    let pvs = crd::package_variant_set_crd();
+    assert_eq!(pvs["metadata"]["name"], crd::PACKAGE_VARIANT_SET_CRD);
+    let versions: Vec<(String, bool, bool)> = pvs["spec"]["versions"]
+        .as_array()
+        .expect("versions")
+        .iter()
+        .map(|v| {
+            (
+                v["name"].as_str().unwrap_or_default().to_string(),
+                v["served"].as_bool().unwrap_or_default(),
+                v["storage"].as_bool().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        versions,
+        vec![
+            ("v1alpha1".to_string(), false, false),
+            ("v1alpha2".to_string(), true, true)
+        ]
+    );
+}

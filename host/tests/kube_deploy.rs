@@ -1,0 +1,214 @@
+//! The manifests under `deploy/` parse and agree with the code: the
+//! kustomization lists every manifest and the generated CRDs, the
+//! Deployment's service account and namespace are the ones bound by the
+//! RBAC, its arguments are accepted by `porch-variants controller`, its
+//! probes hit the health endpoints on the port it listens on, the Lease
+//! the RBAC allows is the one the controller uses, and no rule uses a
+//! wildcard.
+
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+use porch_variants::kube::run::ControllerArgs;
+use porch_variants::kube::{crd, FIELD_MANAGER};
+use serde_json::Value;
+
+fn deploy_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy")
+}
+
+fn objects(path: &Path) -> Vec<Value> {
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    pv_core::yaml::parse_stream(&text)
+        .unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()))
+        .iter()
+        .map(|d| pv_core::yaml::to_json(d).expect("yaml to json"))
+        .filter(|v| v.get("kind").is_some())
+        .collect()
+}
+
+fn all_objects() -> Vec<Value> {
+    let kustomization = objects(&deploy_dir().join("kustomization.yaml"));
+    let resources = kustomization[0]["resources"]
+        .as_array()
+        .expect("resources")
+        .clone();
+    resources
+        .iter()
+        .flat_map(|r| objects(&deploy_dir().join(r.as_str().expect("resource path"))))
+        .collect()
+}
+
+fn find<'a>(objs: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    objs.iter().filter(|o| o["kind"] == kind).collect()
+}
+
+#[derive(Debug, Parser)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Command {
+    Controller(ControllerArgs),
+}
+
+fn controller_args(objs: &[Value]) -> (Value, ControllerArgs) {
+    let deployment = find(objs, "Deployment")[0].clone();
+    let container = deployment["spec"]["template"]["spec"]["containers"][0].clone();
+    let mut argv = vec!["porch-variants".to_string()];
+    argv.extend(
+        container["args"]
+            .as_array()
+            .expect("args")
+            .iter()
+            .map(|a| a.as_str().expect("string arg").to_string()),
+    );
+    let Command::Controller(args) = Cli::try_parse_from(&argv)
+        .unwrap_or_else(|e| panic!("container args {argv:?} rejected: {e}"))
+        .command;
+    (deployment, args)
+}
+
+#[test]
+fn kustomization_lists_the_generated_crds() {
+    let objs = all_objects();
+    let mut names: Vec<String> = find(&objs, "CustomResourceDefinition")
+        .iter()
+        .map(|c| {
+            c["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        vec![crd::PACKAGE_VARIANT_CRD, crd::PACKAGE_VARIANT_SET_CRD]
+    );
+    for (file, generated) in crd::all() {
+        let committed = objects(&deploy_dir().join("crds").join(file));
+        assert_eq!(committed, vec![generated], "{file}");
+    }
+}
+
+#[test]
+fn deployment_service_account_namespace_and_bindings_agree() {
+    let objs = all_objects();
+    let (deployment, _) = controller_args(&objs);
+    let ns = deployment["metadata"]["namespace"]
+        .as_str()
+        .expect("namespace");
+    let sa = deployment["spec"]["template"]["spec"]["serviceAccountName"]
+        .as_str()
+        .expect("serviceAccountName");
+    assert_eq!(find(&objs, "Namespace")[0]["metadata"]["name"], ns);
+    let account = find(&objs, "ServiceAccount")[0];
+    assert_eq!(account["metadata"]["name"], sa);
+    assert_eq!(account["metadata"]["namespace"], ns);
+    let bindings: Vec<&Value> = objs
+        .iter()
+        .filter(|o| o["kind"] == "ClusterRoleBinding" || o["kind"] == "RoleBinding")
+        .collect();
+    assert_eq!(bindings.len(), 2);
+    for b in bindings {
+        assert_eq!(b["subjects"][0]["name"], sa, "{b}");
+        assert_eq!(b["subjects"][0]["namespace"], ns, "{b}");
+        let role = b["roleRef"]["name"].as_str().expect("roleRef");
+        assert!(
+            objs.iter()
+                .any(|o| o["metadata"]["name"] == role && o["kind"] == b["roleRef"]["kind"]),
+            "{role} missing"
+        );
+    }
+}
+
+#[test]
+fn container_args_probes_and_lease_match_the_code() {
+    let objs = all_objects();
+    let (deployment, args) = controller_args(&objs);
+    assert_eq!(
+        args.reconcilers,
+        vec!["packagevariants", "packagevariantsets"]
+    );
+    assert_eq!(args.lease_name, FIELD_MANAGER);
+    let container = &deployment["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(
+        container["ports"][0]["containerPort"],
+        Value::from(args.listen.port())
+    );
+    assert_eq!(container["livenessProbe"]["httpGet"]["path"], "/healthz");
+    assert_eq!(container["readinessProbe"]["httpGet"]["path"], "/readyz");
+    let env: Vec<&str> = container["env"]
+        .as_array()
+        .expect("env")
+        .iter()
+        .filter_map(|e| e["name"].as_str())
+        .collect();
+    assert!(env.contains(&"POD_NAME") && env.contains(&"POD_NAMESPACE"));
+    let security = &deployment["spec"]["template"]["spec"]["securityContext"];
+    assert_eq!(security["runAsNonRoot"], true);
+    // The Lease the Role lets it update is the one it uses.
+    let role = find(&objs, "Role")[0];
+    let lease_rule = role["rules"]
+        .as_array()
+        .expect("rules")
+        .iter()
+        .find(|r| r["resourceNames"].is_array())
+        .expect("a rule on the named lease");
+    assert_eq!(lease_rule["resourceNames"][0], args.lease_name.as_str());
+    assert_eq!(lease_rule["resources"][0], "leases");
+}
+
+#[test]
+fn rbac_has_no_wildcards_and_covers_what_the_controller_calls() {
+    let objs = all_objects();
+    let role = find(&objs, "ClusterRole")[0];
+    let rules = role["rules"].as_array().expect("rules");
+    let mut granted = Vec::new();
+    for r in rules {
+        for key in ["apiGroups", "resources", "verbs"] {
+            assert!(
+                !r[key].as_array().expect(key).iter().any(|v| v == "*"),
+                "wildcard in {r}"
+            );
+        }
+        for res in r["resources"].as_array().expect("resources") {
+            for verb in r["verbs"].as_array().expect("verbs") {
+                granted.push(format!(
+                    "{}/{}",
+                    res.as_str().unwrap_or_default(),
+                    verb.as_str().unwrap_or_default()
+                ));
+            }
+        }
+    }
+    for needed in [
+        "repositories/watch",
+        "packagevariants/update",
+        "packagevariants/status/patch",
+        "packagevariants/finalizers/update",
+        "packagevariantsets/status/patch",
+        "packagerevisions/create",
+        "packagerevisions/delete",
+        "packagerevisions/watch",
+        "packagerevisionresources/get",
+        "packagerevisionresources/update",
+        "configmaps/watch",
+    ] {
+        assert!(granted.iter().any(|g| g == needed), "{needed} not granted");
+    }
+    assert!(!granted.iter().any(|g| g == "packagerevisionresources/list"));
+}
+
+#[test]
+fn containerfile_is_multi_stage_and_non_root() {
+    let text = std::fs::read_to_string(deploy_dir().join("Containerfile")).expect("Containerfile");
+    assert_eq!(text.lines().filter(|l| l.starts_with("FROM ")).count(), 2);
+    assert!(text.contains("distroless"));
+    assert!(text.lines().any(|l| l.trim() == "USER 65532:65532"));
+    assert!(text.contains("--locked"));
+}

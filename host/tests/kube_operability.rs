@@ -1,0 +1,169 @@
+//! Operability of the controller: `/healthz`, `/readyz` (ready only after
+//! the caches synced) and `/metrics`; leader election on a Lease (only the
+//! holder writes; a replica that is not the leader makes no request).
+
+mod kube_support;
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+
+use kube_support::*;
+use porch_variants::kube::controller::{self, Context};
+use porch_variants::kube::health::{self, HealthState};
+use porch_variants::kube::leader::{self, LeaseConfig};
+use porch_variants::kube::metrics::{self, Metrics};
+use prometheus_client::registry::Registry;
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::watch;
+
+async fn get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let request = format!("GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.expect("write");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.expect("read");
+    let code = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (code, body)
+}
+
+#[tokio::test]
+async fn health_endpoints_report_liveness_readiness_and_metrics() {
+    let mut registry = Registry::default();
+    let metrics = Metrics::register(&mut registry);
+    metrics
+        .reconciles
+        .get_or_create(&Metrics::labels("packagevariants"))
+        .inc();
+    let state = Arc::new(HealthState {
+        ready: Default::default(),
+        registry,
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let (stop_tx, mut stop_rx) = watch::channel(false);
+    let server = tokio::spawn(health::serve_listener(
+        listener,
+        state.clone(),
+        async move {
+            let _ = stop_rx.wait_for(|s| *s).await;
+        },
+    ));
+    assert_eq!(get(addr, "/healthz").await.0, 200);
+    assert_eq!(get(addr, "/readyz").await.0, 503);
+    state.ready.store(true, Ordering::Release);
+    assert_eq!(get(addr, "/readyz").await.0, 200);
+    let (code, body) = get(addr, "/metrics").await;
+    assert_eq!(code, 200);
+    assert!(
+        body.contains("porch_variants_reconciles_total{controller=\"packagevariants\"} 1"),
+        "{body}"
+    );
+    stop_tx.send(true).expect("stop");
+    server.await.expect("join").expect("serve");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_that_does_not_lead_makes_no_request() {
+    let server: Shared = Arc::new(Mutex::new(ServerState::default()));
+    let (caches, mut writers) = caches();
+    let (_tx, not_leader) = watch::channel(false);
+    let ctx = Arc::new(Context::new(
+        fake_client(server.clone()),
+        caches,
+        Arc::new(porch_variants::engine_api::NativeCore),
+        Arc::new(Metrics::default()),
+        not_leader,
+    ));
+    let pv: pv_core::api::PackageVariant = serde_json::from_value(json!({
+        "apiVersion": "config.porch.kpt.dev/v1alpha1", "kind": "PackageVariant",
+        "metadata": {"name": "pv1", "namespace": "default", "uid": "u1"},
+        "spec": {"upstream": {"repo": "blueprints", "package": "web"},
+                 "downstream": {"repo": "edge-1", "package": "web"}}
+    }))
+    .expect("pv");
+    let obj = put_variant(&mut writers, &pv);
+    let action = controller::reconcile_package_variant(obj, ctx.clone())
+        .await
+        .expect("reconcile");
+    assert_eq!(
+        action,
+        kube::runtime::controller::Action::requeue(controller::NOT_LEADER_RETRY)
+    );
+    assert!(calls(&server).is_empty(), "{:?}", lines(&server));
+    let text = {
+        let mut registry = Registry::default();
+        let m = Metrics::register(&mut registry);
+        m.not_leader
+            .get_or_create(&Metrics::labels("packagevariants"))
+            .inc();
+        metrics::encode(&registry)
+    };
+    assert!(text.contains("porch_variants_not_leader_skips_total"));
+}
+
+fn lease_config() -> LeaseConfig {
+    LeaseConfig {
+        name: "porch-variants".into(),
+        namespace: "porch-variants-system".into(),
+        identity: "replica-a".into(),
+        duration: std::time::Duration::from_secs(15),
+        renew_every: std::time::Duration::from_secs(5),
+    }
+}
+
+#[tokio::test]
+async fn lease_is_created_when_absent() {
+    let server: Shared = Arc::new(Mutex::new(ServerState::default()));
+    let client = fake_client(server.clone());
+    let held = leader::try_acquire(&client, &lease_config())
+        .await
+        .expect("election");
+    assert!(held);
+    let calls = calls(&server);
+    let path = "/apis/coordination.k8s.io/v1/namespaces/porch-variants-system/leases";
+    assert_eq!(
+        calls.iter().map(Call::line).collect::<Vec<_>>(),
+        vec![format!("GET {path}/porch-variants"), format!("POST {path}")]
+    );
+    assert_eq!(calls[1].body["spec"]["holderIdentity"], "replica-a");
+}
+
+fn lease(
+    holder: &str,
+    renewed: k8s_openapi::jiff::Timestamp,
+) -> k8s_openapi::api::coordination::v1::Lease {
+    serde_json::from_value(json!({
+        "metadata": {"name": "porch-variants", "namespace": "porch-variants-system"},
+        "spec": {"holderIdentity": holder, "leaseDurationSeconds": 15,
+                 "renewTime": k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime(renewed)}
+    }))
+    .expect("lease")
+}
+
+#[test]
+fn a_fresh_lease_of_another_replica_is_respected_and_an_expired_one_is_not() {
+    let now = k8s_openapi::jiff::Timestamp::now();
+    let fresh = lease("replica-b", now);
+    assert!(leader::held_by_other(&fresh, "replica-a", now));
+    assert!(!leader::held_by_other(&fresh, "replica-b", now));
+    let old = now
+        .checked_sub(k8s_openapi::jiff::SignedDuration::from_secs(60))
+        .expect("time");
+    assert!(!leader::held_by_other(
+        &lease("replica-b", old),
+        "replica-a",
+        now
+    ));
+    assert!(!leader::held_by_other(&lease("", now), "replica-a", now));
+}

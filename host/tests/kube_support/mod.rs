@@ -1,0 +1,321 @@
+//! A fake Kubernetes API server for the controller tests (kube-rs's
+//! mock-service pattern): a `tower_test` mock service answers the client's
+//! requests from a small in-memory state and records every request, so a
+//! test asserts the exact sequence.
+
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+
+use http::{Request, Response, StatusCode};
+use http_body_util::BodyExt;
+use kube::client::Body;
+use kube::runtime::reflector::{self, store::Writer};
+use kube::runtime::watcher;
+use kube::Client;
+use porch_variants::kube::api::{
+    KubeResource, PackageRevision, PackageVariant, PackageVariantSet, Repository,
+};
+use porch_variants::kube::cache::{Caches, ObjectCaches, RevisionIndex};
+use porch_variants::kube::controller::Context;
+use porch_variants::kube::metrics::Metrics;
+use serde_json::{json, Value};
+use tokio::sync::watch;
+
+/// One request the client made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Call {
+    /// HTTP method.
+    pub method: String,
+    /// Path and query.
+    pub uri: String,
+    /// Request body as JSON (`Null` when empty).
+    pub body: Value,
+}
+
+impl Call {
+    /// `METHOD path` (no query).
+    pub fn line(&self) -> String {
+        let path = self.uri.split('?').next().unwrap_or_default();
+        format!("{} {}", self.method, path)
+    }
+}
+
+/// What the fake server holds and how it misbehaves.
+#[derive(Default)]
+pub struct ServerState {
+    /// Files of each PackageRevisionResources, by name.
+    pub files: BTreeMap<String, BTreeMap<String, String>>,
+    /// Requests (`METHOD path`) answered with 500.
+    pub fail: BTreeSet<String>,
+    /// Every request, in order.
+    pub calls: Vec<Call>,
+    /// The render error Porch reports on resource updates (empty: none).
+    pub render_error: String,
+    /// Objects served by LIST requests, by resource (plural).
+    pub lists: BTreeMap<String, Vec<Value>>,
+    counter: u64,
+}
+
+/// The fake server's shared state.
+pub type Shared = Arc<Mutex<ServerState>>;
+
+fn respond(status: StatusCode, body: &Value) -> Response<Body> {
+    Response::builder()
+        .status(status)
+        .header("content-type", "application/json")
+        .body(Body::from(serde_json::to_vec(body).unwrap_or_default()))
+        .unwrap_or_else(|_| Response::new(Body::from(Vec::new())))
+}
+
+fn status(code: u16, reason: &str, message: &str) -> Value {
+    json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+           "code": code, "reason": reason, "message": message})
+}
+
+/// `None`: hold the request open (a watch that sees no event).
+fn answer(state: &Shared, call: &Call) -> Option<(StatusCode, Value)> {
+    let query = call.uri.split_once('?').map(|(_, q)| q).unwrap_or_default();
+    if call.method == "GET" && query.split('&').any(|p| p == "watch=true") {
+        return None;
+    }
+    let path = call.uri.split('?').next().unwrap_or_default();
+    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    // A LIST: /apis/<g>/<v>/<plural>, /api/v1/<plural>, or namespaced.
+    let list_plural = match parts.as_slice() {
+        ["apis", _, _, plural] | ["api", _, plural] => Some(plural.to_string()),
+        ["apis", _, _, "namespaces", _, plural] | ["api", _, "namespaces", _, plural] => {
+            Some(plural.to_string())
+        }
+        _ => None,
+    };
+    if call.method == "GET" {
+        if let Some(plural) = list_plural {
+            let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
+            s.calls.push(call.clone());
+            let items = s.lists.get(&plural).cloned().unwrap_or_default();
+            return Some((
+                StatusCode::OK,
+                json!({"apiVersion": "v1", "kind": "List",
+                       "metadata": {"resourceVersion": "100"}, "items": items}),
+            ));
+        }
+    }
+    Some(answer_object(state, call))
+}
+
+fn answer_object(state: &Shared, call: &Call) -> (StatusCode, Value) {
+    let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
+    s.calls.push(call.clone());
+    s.counter += 1;
+    let rv = format!("{}", 1000 + s.counter);
+    if s.fail.contains(&call.line()) {
+        return (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            status(500, "InternalError", "injected failure"),
+        );
+    }
+    let path = call.uri.split('?').next().unwrap_or_default().to_string();
+    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    // /apis/<group>/<version>/namespaces/<ns>/<plural>[/<name>[/<sub>]]
+    let plural = parts.get(5).copied().unwrap_or_default();
+    let name = parts.get(6).copied().unwrap_or_default().to_string();
+    let ns = parts.get(4).copied().unwrap_or_default().to_string();
+    let mut body = call.body.clone();
+    match (call.method.as_str(), plural) {
+        ("GET", "packagerevisionresources") => match s.files.get(&name) {
+            Some(files) => (
+                StatusCode::OK,
+                json!({
+                    "apiVersion": "porch.kpt.dev/v1alpha1",
+                    "kind": "PackageRevisionResources",
+                    "metadata": {"name": name, "namespace": ns, "resourceVersion": rv},
+                    "spec": {"resources": files},
+                }),
+            ),
+            None => (StatusCode::NOT_FOUND, status(404, "NotFound", "not found")),
+        },
+        ("PUT", "packagerevisionresources") => {
+            let files: BTreeMap<String, String> =
+                serde_json::from_value(body["spec"]["resources"].clone()).unwrap_or_default();
+            s.files.insert(name, files);
+            body["metadata"]["resourceVersion"] = json!(rv);
+            body["status"] = json!({"renderStatus": {
+                "result": {"apiVersion": "kpt.dev/v1", "kind": "FunctionResultList",
+                           "exitCode": i32::from(!s.render_error.is_empty())},
+                "error": s.render_error,
+            }});
+            (StatusCode::OK, body)
+        }
+        ("POST", "packagerevisions") => {
+            let name = format!(
+                "{}.{}.{}",
+                body["spec"]["repository"].as_str().unwrap_or_default(),
+                body["spec"]["packageName"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .replace('/', "."),
+                body["spec"]["workspaceName"].as_str().unwrap_or_default()
+            );
+            body["metadata"]["name"] = json!(name);
+            body["metadata"]["resourceVersion"] = json!(rv);
+            body["metadata"]["uid"] = json!(format!("uid-{name}"));
+            body["spec"]["lifecycle"] = json!("Draft");
+            s.files.entry(name).or_default();
+            (StatusCode::CREATED, body)
+        }
+        ("DELETE", _) => (StatusCode::OK, status(200, "", "deleted")),
+        ("POST", _) => {
+            body["metadata"]["resourceVersion"] = json!(rv);
+            body["metadata"]["uid"] = json!(format!("uid-{}", body["metadata"]["name"]));
+            (StatusCode::CREATED, body)
+        }
+        ("PUT", _) | ("PATCH", _) => {
+            if body.get("metadata").is_none() {
+                body["metadata"] = json!({"name": name, "namespace": ns});
+            }
+            body["metadata"]["resourceVersion"] = json!(rv);
+            (StatusCode::OK, body)
+        }
+        _ => (StatusCode::NOT_FOUND, status(404, "NotFound", "no route")),
+    }
+}
+
+/// A client served by the fake server.
+pub fn fake_client(state: Shared) -> Client {
+    let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Some((request, send)) = handle.next_request().await {
+            let method = request.method().to_string();
+            let uri = request.uri().to_string();
+            let bytes = request
+                .into_body()
+                .collect()
+                .await
+                .map(|c| c.to_bytes())
+                .unwrap_or_default();
+            let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+            let call = Call { method, uri, body };
+            match answer(&state, &call) {
+                Some((code, value)) => send.send_response(respond(code, &value)),
+                None => held.push(send),
+            }
+        }
+    });
+    Client::new(service, "default")
+}
+
+/// Writers of the caches (the test fills them as the watches would).
+pub struct CacheWriters {
+    /// PackageVariants.
+    pub package_variants: Writer<PackageVariant>,
+    /// PackageVariantSets.
+    pub package_variant_sets: Writer<PackageVariantSet>,
+    /// PackageRevisions.
+    pub revisions: Writer<PackageRevision>,
+    /// Repositories.
+    pub repositories: Writer<Repository>,
+    /// ConfigMaps (injection sources).
+    pub configmaps: Writer<kube::api::DynamicObject>,
+}
+
+/// Empty caches and their writers.
+pub fn caches() -> (Caches, CacheWriters) {
+    let (pv, pv_w) = reflector::store();
+    let (pvs, pvs_w) = reflector::store();
+    let (pr, pr_w) = reflector::store();
+    let (repo, repo_w) = reflector::store();
+    let ar =
+        kube::api::ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk("", "v1", "ConfigMap"));
+    let cm_w = Writer::<kube::api::DynamicObject>::new(ar);
+    let objects = ObjectCaches::default();
+    objects.insert("v1", "ConfigMap", cm_w.as_reader());
+    (
+        Caches {
+            package_variants: pv,
+            package_variant_sets: pvs,
+            revisions: pr,
+            revision_index: Arc::new(RevisionIndex::default()),
+            repositories: repo,
+            objects,
+        },
+        CacheWriters {
+            package_variants: pv_w,
+            package_variant_sets: pvs_w,
+            revisions: pr_w,
+            repositories: repo_w,
+            configmaps: cm_w,
+        },
+    )
+}
+
+/// Puts a PackageRevision in the cache and its index.
+pub fn put_revision(caches: &Caches, w: &mut CacheWriters, pr: &pv_core::api::PackageRevision) {
+    let k = PackageRevision::from_core(pr).expect("revision converts");
+    let ev = watcher::Event::Apply(k);
+    w.revisions.apply_watcher_event(&ev);
+    caches.revision_index.apply(&ev);
+}
+
+/// Puts a PackageVariant in the cache; returns the cached object.
+pub fn put_variant(w: &mut CacheWriters, pv: &pv_core::api::PackageVariant) -> Arc<PackageVariant> {
+    let k = PackageVariant::from_core(pv).expect("variant converts");
+    w.package_variants
+        .apply_watcher_event(&watcher::Event::Apply(k.clone()));
+    Arc::new(k)
+}
+
+/// Puts a PackageVariantSet in the cache; returns the cached object.
+pub fn put_set(
+    w: &mut CacheWriters,
+    pvs: &pv_core::variantset::PackageVariantSet,
+) -> Arc<PackageVariantSet> {
+    let k = PackageVariantSet::from_core(pvs).expect("set converts");
+    w.package_variant_sets
+        .apply_watcher_event(&watcher::Event::Apply(k.clone()));
+    Arc::new(k)
+}
+
+/// A reconcile context over the fake server, with the native core; this
+/// replica leads.
+pub fn context(client: Client, caches: Caches) -> Arc<Context> {
+    let (_tx, rx) = watch::channel(true);
+    Arc::new(Context::new(
+        client,
+        caches,
+        Arc::new(porch_variants::engine_api::NativeCore),
+        Arc::new(Metrics::default()),
+        rx,
+    ))
+}
+
+/// The calls recorded so far, as `METHOD path` lines.
+pub fn lines(state: &Shared) -> Vec<String> {
+    state
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .calls
+        .iter()
+        .map(Call::line)
+        .collect()
+}
+
+/// The calls recorded so far.
+pub fn calls(state: &Shared) -> Vec<Call> {
+    state
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .calls
+        .clone()
+}
+
+/// Forgets the recorded calls.
+pub fn clear(state: &Shared) {
+    state
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .calls
+        .clear();
+}
