@@ -8,6 +8,14 @@ quickstart:
 test:
     scripts/test.sh
 
+# Build the browser playground and serve it on 127.0.0.1 (prints the URL).
+playground *ARGS:
+    scripts/playground.sh {{ARGS}}
+
+# The playground's unit tests and its end-to-end test in Chromium.
+playground-test:
+    scripts/playground-test.sh
+
 # Benchmarks of the YAML layer (release).
 bench:
     cargo bench -p porch-variants-core --bench yaml

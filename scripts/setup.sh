@@ -1,6 +1,29 @@
 #!/usr/bin/env bash
 # Installs what a fresh machine needs to build porch-variants: the wasm targets
 # of the pinned toolchain. Idempotent.
+#
+#   scripts/setup.sh [--playground]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rustup target add wasm32-wasip2 wasm32-unknown-unknown >/dev/null
+
+# --playground: also what the browser playground's tests need
+# (scripts/playground-test.sh passes it): Debian's Chromium, installed with
+# apt-get when /usr/bin/chromium is missing, and the playground's npm
+# packages (npm ci when its lock file changed since the last install).
+[ "${1:-}" = --playground ] || exit 0
+if [ ! -x /usr/bin/chromium ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "setup: installing chromium (apt-get)"
+        apt-get update -qq >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    else
+        echo "setup: /usr/bin/chromium is missing: install Debian's chromium (apt-get install chromium)" >&2
+        exit 1
+    fi
+fi
+if ! cmp -s playground/package-lock.json playground/node_modules/.porch-variants-lock 2>/dev/null; then
+    echo "setup: npm ci (playground)"
+    (cd playground && npm ci --no-audit --no-fund --loglevel=error)
+    cp playground/package-lock.json playground/node_modules/.porch-variants-lock
+fi

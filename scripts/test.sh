@@ -14,3 +14,5 @@ echo "== cargo test (libraries, binaries, tests, benchmarks run once, examples)"
 cargo test --workspace --all-targets --locked
 echo "== doc tests"
 cargo test --workspace --doc --locked
+echo "== playground: unit tests and the end-to-end test in Chromium"
+scripts/playground-test.sh --no-cargo

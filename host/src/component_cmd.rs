@@ -1,8 +1,10 @@
-//! `porch-variants component ...`: facts about the embedded component.
+//! `porch-variants component ...`: facts about the embedded component, and
+//! its bytes.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Subcommand;
 use porch_variants::component::{self, CoreComponent};
 
@@ -11,13 +13,36 @@ use porch_variants::component::{self, CoreComponent};
 pub enum ComponentCommand {
     /// Print the embedded component's version, size, imports and exports.
     Info,
+    /// Write the embedded component's bytes to FILE (e.g. for the browser
+    /// playground, which transpiles it with jco).
+    Export {
+        /// Where to write the component (`.wasm`); parent directories are
+        /// created.
+        file: PathBuf,
+    },
 }
 
 /// Runs a `component` subcommand.
 pub fn run(command: ComponentCommand) -> Result<ExitCode> {
     match command {
         ComponentCommand::Info => info(),
+        ComponentCommand::Export { file } => export(&file),
     }
+}
+
+fn export(file: &Path) -> Result<ExitCode> {
+    if let Some(parent) = file.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating {}", parent.display()))?;
+    }
+    std::fs::write(file, component::COMPONENT)
+        .with_context(|| format!("writing {}", file.display()))?;
+    println!(
+        "wrote {} ({} bytes)",
+        file.display(),
+        component::COMPONENT.len()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 fn info() -> Result<ExitCode> {
@@ -50,4 +75,29 @@ fn info() -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn export_writes_the_embedded_component() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let file = dir.path().join("nested/dir/core.wasm");
+        let code = export(&file).expect("export succeeds");
+        assert_eq!(code, ExitCode::SUCCESS);
+        let bytes = std::fs::read(&file).expect("the file was written");
+        assert_eq!(bytes, component::COMPONENT);
+        // A component, not a core module: magic, then version 0x0d, layer 1.
+        assert_eq!(&bytes[..8], b"\0asm\x0d\x00\x01\x00");
+    }
+
+    #[test]
+    fn export_reports_an_unwritable_path() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        // The target is an existing directory: writing it must fail.
+        let err = export(dir.path()).expect_err("writing a directory fails");
+        assert!(err.to_string().contains("writing"), "{err:#}");
+    }
 }
