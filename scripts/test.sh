@@ -14,5 +14,7 @@ echo "== cargo test (libraries, binaries, tests, benchmarks run once, examples)"
 cargo test --workspace --all-targets --locked
 echo "== doc tests"
 cargo test --workspace --doc --locked
+echo "== fuzz targets, a bounded run of each (cargo fuzz, nightly)"
+scripts/fuzz.sh 10
 echo "== playground: unit tests and the end-to-end test in Chromium"
 scripts/playground-test.sh --no-cargo

@@ -320,6 +320,11 @@ fn golden_cases_agree_three_ways_and_match_expectations() {
         } else {
             source(&files, fn_config.as_deref())
         };
+        if let Some(dir) = std::env::var_os("PV_GOLDEN_DUMP_INPUTS") {
+            // The fuzz targets' seed corpus (fuzz/seeds/resource_list).
+            let file = Path::new(&dir).join(format!("{}.yaml", label.replace('/', "--")));
+            fs::write(&file, &input).expect("writing the input");
+        }
         let (code, stdout, stderr) = ways.run(*f, &input, &label);
         assert_eq!(code, cfg.exit_code, "{label}: exit code (stderr: {stderr})");
         let results = results_file(&cfg.exec_path, code, &stderr, &results_of(&stdout));
