@@ -1,9 +1,10 @@
 //! Builds [`Node`] trees from parser events (the `parser` half of yaml.v3's
 //! `decode.go`), attaching comments exactly where yaml.v3 does.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
-use super::error::{ErrorKind, Result, YamlError};
+use super::error::{ErrorKind, Fallible as Result, YamlError};
 use super::node::{Kind, Node, Style};
 use super::parser_state::Parser;
 use super::resolve::{resolve_plain, short_tag, MAP_TAG, MERGE_TAG, SEQ_TAG, STR_TAG};
@@ -17,9 +18,15 @@ pub const MAX_DEPTH: usize = 256;
 /// Reads documents one at a time from a YAML stream, like `yaml.Decoder`.
 pub(crate) struct Composer {
     parser: Parser,
-    event: Option<Event>,
+    /// The event looked at (valid while `has_event`); nodes take their text
+    /// out of it in place.
+    event: Event,
+    has_event: bool,
     anchors: HashSet<String>,
     started: bool,
+    /// Children of the open collections, innermost last: each collection's
+    /// content is moved out in one piece when it ends.
+    children: Vec<Node>,
 }
 
 impl Composer {
@@ -27,9 +34,11 @@ impl Composer {
     pub(crate) fn new(input: &str) -> Result<Composer> {
         Ok(Composer {
             parser: Parser::new(input)?,
-            event: None,
+            event: Event::default(),
+            has_event: false,
             anchors: HashSet::new(),
             started: false,
+            children: Vec::new(),
         })
     }
 
@@ -50,24 +59,32 @@ impl Composer {
         }
     }
 
-    fn composer_error(&self, problem: String) -> YamlError {
-        let mark = self
-            .event
-            .as_ref()
-            .map(|e| e.start_mark)
-            .unwrap_or_default();
-        YamlError::new(ErrorKind::Composer, problem, mark)
+    #[cold]
+    fn composer_error(&self, problem: String) -> Box<YamlError> {
+        let mark = if self.has_event {
+            self.event.start_mark
+        } else {
+            Mark::default()
+        };
+        Box::new(YamlError::new(ErrorKind::Composer, problem, mark))
     }
 
     fn peek(&mut self) -> Result<EventType> {
-        if self.event.is_none() {
-            self.event = Some(self.parser.parse()?);
+        if !self.has_event {
+            // (A `match` rather than `?`: the event is moved once, not
+            // twice.)
+            match self.parser.parse() {
+                Ok(event) => self.event = event,
+                Err(err) => return Err(err),
+            }
+            self.has_event = true;
         }
-        Ok(self.event.as_ref().map_or(EventType::NoEvent, |e| e.typ))
+        Ok(self.event.typ)
     }
 
-    /// Takes the current event, which must be of type `want`.
-    fn expect(&mut self, want: EventType) -> Result<Event> {
+    /// Checks that the current event is of type `want` and marks it taken;
+    /// its contents stay readable in `self.event` until the next `peek`.
+    fn expect(&mut self, want: EventType) -> Result<()> {
         let got = self.peek()?;
         if got == EventType::StreamEnd && want != EventType::StreamEnd {
             return Err(self.composer_error(
@@ -81,69 +98,39 @@ impl Composer {
                 got.as_str()
             )));
         }
-        Ok(self.event.take().unwrap_or_default())
-    }
-
-    /// The current event (after a successful `peek`).
-    fn current(&self) -> &Event {
-        // `peek` always leaves an event in place before this is called.
-        static EMPTY: std::sync::OnceLock<Event> = std::sync::OnceLock::new();
-        self.event
-            .as_ref()
-            .unwrap_or_else(|| EMPTY.get_or_init(Event::default))
+        self.has_event = false;
+        Ok(())
     }
 
     /// Parses one node and everything below it (`parser.parse`), without
     /// recursion: open collections live on an explicit stack, so the depth
-    /// of the input never reaches the call stack.
+    /// of the input never reaches the call stack. Finished nodes are built
+    /// right on `children`, where their parent's content is collected.
     fn parse(&mut self) -> Result<Node> {
         let mut stack: Vec<Frame> = Vec::new();
         loop {
             // Close finished collections, or open/read the next node.
             let ty = self.peek()?;
-            let done = match (stack.last(), ty) {
-                (Some(Frame::Sequence(_)), EventType::SequenceEnd) => {
-                    let Some(Frame::Sequence(mut n)) = stack.pop() else {
+            match (stack.last(), ty) {
+                (Some(frame), EventType::SequenceEnd | EventType::MappingEnd)
+                    if frame.closed_by == ty =>
+                {
+                    let Some(frame) = stack.pop() else {
                         return Err(unbalanced());
                     };
-                    n.line_comment = lossless(&self.current().line_comment);
-                    n.foot_comment = lossless(&self.current().foot_comment);
-                    self.expect(EventType::SequenceEnd)?;
-                    n
-                }
-                (Some(Frame::Mapping { .. }), EventType::MappingEnd) => {
-                    let Some(Frame::Mapping {
-                        mut node, block, ..
-                    }) = stack.pop()
-                    else {
-                        return Err(unbalanced());
-                    };
-                    node.line_comment = lossless(&self.current().line_comment);
-                    node.foot_comment = lossless(&self.current().foot_comment);
-                    if block && !node.foot_comment.is_empty() && node.content.len() > 1 {
-                        let key = node.content.len() - 2;
-                        node.content[key].foot_comment = std::mem::take(&mut node.foot_comment);
-                    }
-                    self.expect(EventType::MappingEnd)?;
-                    node
+                    let node = self.close(frame)?;
+                    self.children.push(node);
                 }
                 (_, EventType::Scalar) => self.scalar()?,
                 (_, EventType::Alias) => self.alias()?,
                 (_, EventType::SequenceStart) => {
-                    let n = self.sequence_start()?;
-                    self.push(&mut stack, Frame::Sequence(n))?;
+                    let node = self.sequence_start()?;
+                    self.push(&mut stack, node, false, EventType::SequenceEnd)?;
                     continue;
                 }
                 (_, EventType::MappingStart) => {
                     let (node, block) = self.mapping_start()?;
-                    self.push(
-                        &mut stack,
-                        Frame::Mapping {
-                            node,
-                            block,
-                            key: None,
-                        },
-                    )?;
+                    self.push(&mut stack, node, block, EventType::MappingEnd)?;
                     continue;
                 }
                 (None, EventType::DocumentStart) => return self.document(),
@@ -153,98 +140,147 @@ impl Composer {
                         other.as_str()
                     )))
                 }
+            }
+            // The finished node is the last child: leave it to its parent,
+            // or return it.
+            let Some(frame) = stack.last_mut() else {
+                return self.children.pop().ok_or_else(unbalanced);
             };
-            // Hand the finished node to its parent, or return it.
-            match stack.last_mut() {
-                None => return Ok(done),
-                Some(Frame::Sequence(n)) => n.content.push(done),
-                Some(Frame::Mapping { node, block, key }) => match key.take() {
-                    None => {
-                        let mut k = done;
-                        if *block && !k.foot_comment.is_empty() && node.content.len() >= 2 {
-                            // A foot comment read with a key belongs to the
-                            // previous key.
-                            let prev_key = node.content.len() - 2;
-                            node.content[prev_key].foot_comment =
-                                std::mem::take(&mut k.foot_comment);
-                        }
-                        *key = Some(k);
+            let done = self.children.len() - 1;
+            if frame.closed_by == EventType::SequenceEnd {
+                continue;
+            }
+            if !frame.key_pending {
+                frame.key_pending = true;
+                let read = done - frame.start;
+                if frame.block && !self.children[done].foot_comment.is_empty() && read >= 2 {
+                    // A foot comment read with a key belongs to the
+                    // previous key.
+                    let foot = std::mem::take(&mut self.children[done].foot_comment);
+                    self.children[done - 2].foot_comment = foot;
+                }
+            } else {
+                frame.key_pending = false;
+                let key = done - 1;
+                if self.children[key].foot_comment.is_empty()
+                    && !self.children[done].foot_comment.is_empty()
+                {
+                    let foot = std::mem::take(&mut self.children[done].foot_comment);
+                    self.children[key].foot_comment = foot;
+                }
+                if self.peek()? == EventType::TailComment {
+                    if self.children[key].foot_comment.is_empty() {
+                        self.children[key].foot_comment = take_text(&mut self.event.foot_comment);
                     }
-                    Some(mut k) => {
-                        let mut v = done;
-                        if k.foot_comment.is_empty() && !v.foot_comment.is_empty() {
-                            k.foot_comment = std::mem::take(&mut v.foot_comment);
-                        }
-                        node.content.push(k);
-                        node.content.push(v);
-                        if self.peek()? == EventType::TailComment {
-                            let key = node.content.len() - 2;
-                            if node.content[key].foot_comment.is_empty() {
-                                node.content[key].foot_comment =
-                                    lossless(&self.current().foot_comment);
-                            }
-                            self.expect(EventType::TailComment)?;
-                        }
-                    }
-                },
+                    self.expect(EventType::TailComment)?;
+                }
             }
         }
     }
 
-    fn push(&mut self, stack: &mut Vec<Frame>, frame: Frame) -> Result<()> {
+    /// Ends the collection of `frame` at its end event (the current one).
+    fn close(&mut self, frame: Frame) -> Result<Node> {
+        let Frame {
+            mut node,
+            start,
+            block,
+            key_pending,
+            closed_by,
+        } = frame;
+        if key_pending {
+            // A key without its value is dropped (the parser never ends a
+            // mapping there).
+            self.children.pop();
+        }
+        let start = start.min(self.children.len());
+        node.content = self.children.split_off(start);
+        node.line_comment = take_text(&mut self.event.line_comment);
+        node.foot_comment = take_text(&mut self.event.foot_comment);
+        if closed_by == EventType::MappingEnd
+            && block
+            && !node.foot_comment.is_empty()
+            && node.content.len() > 1
+        {
+            let key = node.content.len() - 2;
+            node.content[key].foot_comment = std::mem::take(&mut node.foot_comment);
+        }
+        self.expect(closed_by)?;
+        Ok(node)
+    }
+
+    fn push(
+        &mut self,
+        stack: &mut Vec<Frame>,
+        node: Node,
+        block: bool,
+        closed_by: EventType,
+    ) -> Result<()> {
         if stack.len() >= MAX_DEPTH {
             return Err(self.composer_error(format!(
                 "exceeded max depth of {MAX_DEPTH} nested collections"
             )));
         }
-        stack.push(frame);
+        stack.push(Frame {
+            node,
+            start: self.children.len(),
+            block,
+            key_pending: false,
+            closed_by,
+        });
         Ok(())
     }
 
-    /// `parser.node`: a node from an event taken off the stream; tag,
-    /// anchor and comments move from the event into the node.
-    fn node(&mut self, kind: Kind, default_tag: &str, ev: Event, value: String) -> Node {
-        let mut style = Style::plain();
+    /// `parser.node`: a node from the event just taken off the stream; tag,
+    /// anchor and comments move from the event into the node, which is
+    /// added to `children`.
+    fn node(&mut self, kind: Kind, default_tag: &'static str, value: String, style: Style) {
+        let ev = &mut self.event;
+        let mut style = style;
         let tag = if !ev.tag.is_empty() && ev.tag != b"!" {
-            style = Style::TAGGED;
-            short_tag(&into_string(ev.tag))
+            style |= Style::TAGGED;
+            short_tag(&take_text(&mut ev.tag))
         } else if !default_tag.is_empty() {
-            default_tag.to_string()
+            Cow::Borrowed(default_tag)
         } else if kind == Kind::Scalar {
-            resolve_plain(&value).to_string()
+            Cow::Borrowed(resolve_plain(&value))
         } else {
-            String::new()
+            Cow::Borrowed("")
         };
-        let anchor = into_string(ev.anchor);
+        let mut anchor = take_text(&mut ev.anchor);
         if !anchor.is_empty() && kind != Kind::Alias {
             self.anchors.insert(anchor.clone());
+        } else {
+            anchor = String::new();
         }
-        Node {
+        let ev = &mut self.event;
+        self.children.push(Node {
             kind,
             style,
             tag,
             value,
-            anchor: if kind == Kind::Alias {
-                String::new()
-            } else {
-                anchor
-            },
+            anchor,
             content: Vec::new(),
-            head_comment: into_string(ev.head_comment),
-            line_comment: into_string(ev.line_comment),
-            foot_comment: into_string(ev.foot_comment),
+            head_comment: take_text(&mut ev.head_comment),
+            line_comment: take_text(&mut ev.line_comment),
+            foot_comment: take_text(&mut ev.foot_comment),
             line: ev.start_mark.line + 1,
             column: ev.start_mark.column + 1,
-        }
+        });
+    }
+
+    /// [`Composer::node`] for a node that does not go to `children`.
+    fn lone_node(&mut self, kind: Kind, default_tag: &'static str, style: Style) -> Result<Node> {
+        self.node(kind, default_tag, String::new(), style);
+        self.children.pop().ok_or_else(unbalanced)
     }
 
     fn document(&mut self) -> Result<Node> {
-        let ev = self.expect(EventType::DocumentStart)?;
-        let mut n = self.node(Kind::Document, "", ev, String::new());
+        self.expect(EventType::DocumentStart)?;
+        let mut n = self.lone_node(Kind::Document, "", Style::plain())?;
         let child = self.parse()?;
         n.content.push(child);
         if self.peek()? == EventType::DocumentEnd {
-            n.foot_comment = lossless(&self.current().foot_comment);
+            n.foot_comment = take_text(&mut self.event.foot_comment);
         }
         self.expect(EventType::DocumentEnd)?;
         // Anchors are scoped to their document.
@@ -252,29 +288,30 @@ impl Composer {
         Ok(n)
     }
 
-    fn alias(&mut self) -> Result<Node> {
-        let mut ev = self.expect(EventType::Alias)?;
-        let name = into_string(std::mem::take(&mut ev.anchor));
+    fn alias(&mut self) -> Result<()> {
+        self.expect(EventType::Alias)?;
+        let name = take_text(&mut self.event.anchor);
         if !self.anchors.contains(&name) {
-            return Err(YamlError::new(
+            return Err(Box::new(YamlError::new(
                 ErrorKind::Composer,
                 format!("unknown anchor '{name}' referenced"),
                 Mark::default(),
-            ));
+            )));
         }
-        Ok(self.node(Kind::Alias, "", ev, name))
+        self.node(Kind::Alias, "", name, Style::plain());
+        Ok(())
     }
 
-    fn scalar(&mut self) -> Result<Node> {
-        let mut ev = self.expect(EventType::Scalar)?;
-        let node_style = match ev.scalar_style() {
+    fn scalar(&mut self) -> Result<()> {
+        self.expect(EventType::Scalar)?;
+        let node_style = match self.event.scalar_style() {
             ScalarStyle::DoubleQuoted => Style::DOUBLE_QUOTED,
             ScalarStyle::SingleQuoted => Style::SINGLE_QUOTED,
             ScalarStyle::Literal => Style::LITERAL,
             ScalarStyle::Folded => Style::FOLDED,
             _ => Style::plain(),
         };
-        let value = into_string(std::mem::take(&mut ev.value));
+        let value = take_text(&mut self.event.value);
         let default_tag = if node_style.is_plain() {
             if value == "<<" {
                 MERGE_TAG
@@ -284,65 +321,64 @@ impl Composer {
         } else {
             STR_TAG
         };
-        let mut n = self.node(Kind::Scalar, default_tag, ev, value);
-        n.style |= node_style;
-        Ok(n)
+        self.node(Kind::Scalar, default_tag, value, node_style);
+        Ok(())
     }
 
     fn sequence_start(&mut self) -> Result<Node> {
-        let ev = self.expect(EventType::SequenceStart)?;
-        let flow = ev.sequence_style() == SequenceStyle::Flow;
-        let mut n = self.node(Kind::Sequence, SEQ_TAG, ev, String::new());
-        if flow {
-            n.style |= Style::FLOW;
-        }
-        Ok(n)
+        self.expect(EventType::SequenceStart)?;
+        let style = if self.event.sequence_style() == SequenceStyle::Flow {
+            Style::FLOW
+        } else {
+            Style::plain()
+        };
+        self.lone_node(Kind::Sequence, SEQ_TAG, style)
     }
 
     fn mapping_start(&mut self) -> Result<(Node, bool)> {
-        let ev = self.expect(EventType::MappingStart)?;
-        let block = ev.mapping_style() != MappingStyle::Flow;
-        let mut n = self.node(Kind::Mapping, MAP_TAG, ev, String::new());
-        if !block {
-            n.style |= Style::FLOW;
-        }
-        Ok((n, block))
+        self.expect(EventType::MappingStart)?;
+        let block = self.event.mapping_style() != MappingStyle::Flow;
+        let style = if block { Style::plain() } else { Style::FLOW };
+        Ok((self.lone_node(Kind::Mapping, MAP_TAG, style)?, block))
     }
 }
 
-/// A collection being read.
-enum Frame {
-    Sequence(Node),
-    Mapping {
-        node: Node,
-        block: bool,
-        /// The key read, waiting for its value.
-        key: Option<Node>,
-    },
+/// A collection being read; its children so far are
+/// `Composer::children[start..]`.
+struct Frame {
+    node: Node,
+    start: usize,
+    /// A block mapping (foot comments move to keys).
+    block: bool,
+    /// A mapping whose last child is a key waiting for its value.
+    key_pending: bool,
+    /// The event that ends the collection.
+    closed_by: EventType,
 }
 
 /// The stack discipline makes a mismatch impossible; report it rather than
 /// panic.
-fn unbalanced() -> YamlError {
-    YamlError::new(
+fn unbalanced() -> Box<YamlError> {
+    Box::new(YamlError::new(
         ErrorKind::Composer,
         "internal error: unbalanced collections",
         Mark::default(),
-    )
+    ))
 }
 
 /// Moves event bytes into a `String` without copying when they are UTF-8
-/// (always, in practice: see [`lossless`]).
-fn into_string(b: Vec<u8>) -> String {
-    String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+/// (always, in practice: event text is UTF-8, since the input is `&str` and
+/// the scanner only cuts at character boundaries or produces escapes as
+/// UTF-8); replacement keeps this total anyway.
+#[inline]
+fn take_text(b: &mut Vec<u8>) -> String {
+    if b.is_empty() {
+        return String::new();
+    }
+    text_of(std::mem::take(b))
 }
 
-/// Event text is UTF-8 (the input is `&str` and the scanner only cuts at
-/// character boundaries or produces escapes as UTF-8); replacement keeps this
-/// total anyway.
-fn lossless(b: &[u8]) -> String {
-    match std::str::from_utf8(b) {
-        Ok(s) => s.to_string(),
-        Err(_) => String::from_utf8_lossy(b).into_owned(),
-    }
+/// The `String` holding `b` (see [`take_text`]).
+fn text_of(b: Vec<u8>) -> String {
+    String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }

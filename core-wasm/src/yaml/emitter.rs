@@ -20,7 +20,7 @@ use std::collections::VecDeque;
 use super::chars::{
     is_alpha, is_ascii, is_blank, is_blankz, is_bom, is_break, is_printable, is_space, width,
 };
-use super::error::{ErrorKind, Result, YamlError};
+use super::error::{ErrorKind, Fallible as Result, YamlError};
 use super::token::{
     Event, EventStyle, EventType, Mark, ScalarStyle, TagDirective, VersionDirective,
 };
@@ -215,13 +215,14 @@ fn go_scalar_style(event: &Event) -> Option<ScalarStyle> {
 }
 
 /// `yaml_emitter_set_emitter_error`: an emitter error with yaml.v3's wording.
-fn emitter_error(problem: impl Into<String>) -> YamlError {
-    YamlError::new(ErrorKind::Emitter, problem, Mark::default())
+#[cold]
+fn emitter_error(problem: impl Into<String>) -> Box<YamlError> {
+    Box::new(YamlError::new(ErrorKind::Emitter, problem, Mark::default()))
 }
 
 /// The error replacing Go's `panic("unknown character width")` (and the
 /// index-out-of-range panics or endless loops of invalid UTF-8).
-fn width_error() -> YamlError {
+fn width_error() -> Box<YamlError> {
     emitter_error("unknown character width")
 }
 
@@ -308,6 +309,8 @@ pub(crate) struct Emitter {
 
     /// A line comment given with a mapping key.
     pub(crate) key_line_comment: Vec<u8>,
+    /// Scalar buffers done with, for the next events to reuse.
+    spare: Vec<Vec<u8>>,
 }
 
 impl Emitter {
@@ -347,6 +350,7 @@ impl Emitter {
             foot_comment: Vec::new(),
             tail_comment: Vec::new(),
             key_line_comment: Vec::new(),
+            spare: Vec::new(),
         }
     }
 
@@ -1130,7 +1134,8 @@ impl Emitter {
         }
 
         if no_tag && !event.quoted_implicit && style != Some(ScalarStyle::Plain) {
-            self.tag_data.handle = b"!".to_vec();
+            self.tag_data.handle.clear();
+            self.tag_data.handle.push(b'!');
         }
         self.scalar_data.style = style;
         Ok(())
@@ -1331,12 +1336,19 @@ impl Emitter {
         }
         for tag_directive in &self.tag_directives {
             if tag.starts_with(&tag_directive.prefix) {
-                self.tag_data.handle = tag_directive.handle.clone();
-                self.tag_data.suffix = tag[tag_directive.prefix.len()..].to_vec();
+                self.tag_data.handle.clear();
+                self.tag_data
+                    .handle
+                    .extend_from_slice(&tag_directive.handle);
+                self.tag_data.suffix.clear();
+                self.tag_data
+                    .suffix
+                    .extend_from_slice(&tag[tag_directive.prefix.len()..]);
                 return Ok(());
             }
         }
-        self.tag_data.suffix = tag.to_vec();
+        self.tag_data.suffix.clear();
+        self.tag_data.suffix.extend_from_slice(tag);
         Ok(())
     }
 
@@ -1360,7 +1372,7 @@ impl Emitter {
         let mut previous_break = false;
 
         if value.is_empty() {
-            self.scalar_data.value = value;
+            self.keep_value(value);
             self.scalar_data.multiline = false;
             self.scalar_data.flow_plain_allowed = false;
             self.scalar_data.block_plain_allowed = true;
@@ -1377,13 +1389,17 @@ impl Emitter {
         let mut preceded_by_whitespace = true;
         let mut i = 0;
         while i < value.len() {
-            if i > 0 && is_ascii_graphic(value[i]) && !b",?[]{}:#".contains(&value[i]) {
-                // Fast path: a character past the first that is no indicator,
-                // no space, no break and printable only resets these.
+            if i > 0 && PLAIN_BYTE[usize::from(value[i])] {
+                // Fast path: characters past the first that are no
+                // indicator, no space, no break and printable only reset
+                // these.
                 previous_space = false;
                 previous_break = false;
                 preceded_by_whitespace = false;
                 i += 1;
+                while i < value.len() && PLAIN_BYTE[usize::from(value[i])] {
+                    i += 1;
+                }
                 continue;
             }
             let w = width(value[i]);
@@ -1471,7 +1487,7 @@ impl Emitter {
             i += w;
         }
 
-        self.scalar_data.value = value;
+        self.keep_value(value);
         self.scalar_data.multiline = line_breaks;
         self.scalar_data.flow_plain_allowed = true;
         self.scalar_data.block_plain_allowed = true;
@@ -1509,6 +1525,33 @@ impl Emitter {
             self.scalar_data.block_plain_allowed = false;
         }
         Ok(())
+    }
+
+    /// Makes `value` the analysed scalar, keeping the previous buffer for
+    /// [`Emitter::buffer_with`].
+    fn keep_value(&mut self, value: Vec<u8>) {
+        let old = std::mem::replace(&mut self.scalar_data.value, value);
+        if old.capacity() > 0 && self.spare.len() < Self::SPARE_BUFFERS {
+            self.spare.push(old);
+        }
+    }
+
+    /// Buffers kept for reuse.
+    const SPARE_BUFFERS: usize = 16;
+
+    /// A copy of `bytes` for an event, in a reused buffer when one is free.
+    pub(crate) fn buffer_with(&mut self, bytes: &[u8]) -> Vec<u8> {
+        if bytes.is_empty() {
+            return Vec::new();
+        }
+        match self.spare.pop() {
+            Some(mut buffer) => {
+                buffer.clear();
+                buffer.extend_from_slice(bytes);
+                buffer
+            }
+            None => bytes.to_vec(),
+        }
     }
 
     /// `yaml_emitter_analyze_event`: check if the event data is valid; moves
@@ -2026,6 +2069,20 @@ impl Emitter {
 fn is_ascii_graphic(c: u8) -> bool {
     c.is_ascii_graphic()
 }
+
+/// Bytes that `analyze_scalar` passes over without any effect past the
+/// first character: printable ASCII other than a space and `,?[]{}:#`.
+const PLAIN_BYTE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        table[c] = b.is_ascii_graphic()
+            && !matches!(b, b',' | b'?' | b'[' | b']' | b'{' | b'}' | b':' | b'#');
+        c += 1;
+    }
+    table
+};
 
 /// The uppercase hexadecimal digit of a nibble (Go's `c += '0'` / `c += 'A' - 10`).
 #[inline]

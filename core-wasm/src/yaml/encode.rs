@@ -2,9 +2,11 @@
 //! `encode.go`), so that output matches yaml.v3's `Encoder` byte for byte.
 
 use super::emitter::{Emitter, EmitterOptions};
-use super::error::{Result, YamlError};
+use super::error::{Fallible as Result, YamlError};
 use super::node::{Kind, Node, Style};
-use super::resolve::{long_tag, resolve_plain, short_tag, BINARY_TAG, MAP_TAG, SEQ_TAG, STR_TAG};
+use super::resolve::{
+    long_tag, resolve_plain, short_tag_ref, BINARY_TAG, MAP_TAG, SEQ_TAG, STR_TAG,
+};
 use super::token::{Event, EventStyle, EventType, MappingStyle, ScalarStyle, SequenceStyle};
 
 /// A stream encoder: one `yaml.Encoder` with its settings.
@@ -60,8 +62,8 @@ impl Encoder {
     fn node(&mut self, node: &Node, tail: &str) -> Result<()> {
         // If the tag was not explicitly requested, and dropping it won't
         // change the implicit tag of the value, don't include it.
-        let mut tag = node.tag.clone();
-        let stag = short_tag(&tag);
+        let mut tag: &str = &node.tag;
+        let stag = short_tag_ref(tag);
         let mut force_quoting = false;
         if !tag.is_empty() && !node.style.contains(Style::TAGGED) {
             if node.kind == Kind::Scalar {
@@ -73,13 +75,13 @@ impl Encoder {
                             | Style::FOLDED,
                     )
                 {
-                    tag.clear();
+                    tag = "";
                 } else {
                     let rtag = resolve_plain(&node.value);
                     if rtag == stag {
-                        tag.clear();
+                        tag = "";
                     } else if stag == STR_TAG {
-                        tag.clear();
+                        tag = "";
                         force_quoting = true;
                     }
                 }
@@ -90,7 +92,7 @@ impl Encoder {
                     _ => "",
                 };
                 if rtag == stag {
-                    tag.clear();
+                    tag = "";
                 }
             }
         }
@@ -114,7 +116,7 @@ impl Encoder {
                 self.emit(Event {
                     typ: EventType::SequenceStart,
                     anchor: node.anchor.as_bytes().to_vec(),
-                    tag: long_tag(&tag).into_bytes(),
+                    tag: long_tag(tag).into_bytes(),
                     implicit: tag.is_empty(),
                     style: EventStyle::Sequence(style),
                     head_comment: node.head_comment.as_bytes().to_vec(),
@@ -139,7 +141,7 @@ impl Encoder {
                 self.emit(Event {
                     typ: EventType::MappingStart,
                     anchor: node.anchor.as_bytes().to_vec(),
-                    tag: long_tag(&tag).into_bytes(),
+                    tag: long_tag(tag).into_bytes(),
                     implicit: tag.is_empty(),
                     style: EventStyle::Mapping(style),
                     tail_comment: tail.as_bytes().to_vec(),
@@ -182,9 +184,9 @@ impl Encoder {
             }),
             Kind::Scalar => {
                 if stag == BINARY_TAG && node.value.contains(['\u{0}']) {
-                    return Err(YamlError::edit(
+                    return Err(Box::new(YamlError::edit(
                         "explicitly tagged !!binary data must be base64-encoded",
-                    ));
+                    )));
                 }
                 let style = if node.style.contains(Style::DOUBLE_QUOTED) {
                     ScalarStyle::DoubleQuoted
@@ -202,15 +204,16 @@ impl Encoder {
                     ScalarStyle::Plain
                 };
                 let implicit = tag.is_empty();
+                let value = self.emitter.buffer_with(node.value.as_bytes());
                 self.emit(Event {
                     typ: EventType::Scalar,
                     anchor: node.anchor.as_bytes().to_vec(),
                     tag: if implicit {
                         Vec::new()
                     } else {
-                        long_tag(&tag).into_bytes()
+                        long_tag(tag).into_bytes()
                     },
-                    value: node.value.as_bytes().to_vec(),
+                    value,
                     implicit,
                     quoted_implicit: implicit,
                     style: EventStyle::Scalar(style),

@@ -118,3 +118,13 @@ impl YamlError {
 
 /// Result alias of the YAML layer.
 pub type Result<T> = std::result::Result<T, YamlError>;
+
+/// The result type inside the scanner and parser: the error is boxed so that
+/// the results passed along the hot paths stay small.
+pub(crate) type Fallible<T> = std::result::Result<T, Box<YamlError>>;
+
+impl From<Box<YamlError>> for YamlError {
+    fn from(err: Box<YamlError>) -> Self {
+        *err
+    }
+}

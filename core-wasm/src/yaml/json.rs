@@ -24,12 +24,38 @@ use super::resolve::{
 /// "billion laughs" documents while leaving real files untouched.
 pub const MAX_EXPANDED_NODES: usize = 1_000_000;
 
-/// Reads `node` (a document or any node) as a JSON value.
+/// Reads `node` (a document or any node) as a JSON value. A key repeated in
+/// a mapping keeps its last value (as sigs.k8s.io/yaml reads it); see
+/// [`to_json_strict`].
 pub fn to_json(node: &Node) -> Result<Value> {
+    convert_root(node, false)
+}
+
+/// [`to_json`] for objects users write (PackageVariants, function
+/// configs): a key repeated in a mapping is an error, `line N: mapping key
+/// "k" already defined at line M`, as yaml.v3's decoder reports it.
+pub fn to_json_strict(node: &Node) -> Result<Value> {
+    convert_root(node, true)
+}
+
+fn convert_root(node: &Node, strict: bool) -> Result<Value> {
     let mut anchors = HashMap::new();
     collect_anchors(node, &mut anchors);
-    let mut budget = MAX_EXPANDED_NODES;
-    convert(node.root(), &anchors, &mut budget, 0)
+    let mut cx = Convert {
+        anchors,
+        budget: MAX_EXPANDED_NODES,
+        strict,
+    };
+    cx.convert(node.root(), 0)
+}
+
+/// State of one conversion.
+struct Convert<'a> {
+    anchors: HashMap<&'a str, &'a Node>,
+    /// Nodes the conversion may still produce.
+    budget: usize,
+    /// Refuse repeated keys.
+    strict: bool,
 }
 
 fn collect_anchors<'a>(node: &'a Node, anchors: &mut HashMap<&'a str, &'a Node>) {
@@ -41,108 +67,119 @@ fn collect_anchors<'a>(node: &'a Node, anchors: &mut HashMap<&'a str, &'a Node>)
     }
 }
 
-fn convert(
-    node: &Node,
-    anchors: &HashMap<&str, &Node>,
-    budget: &mut usize,
-    alias_depth: usize,
-) -> Result<Value> {
-    *budget = budget.checked_sub(1).ok_or_else(|| {
-        YamlError::edit(format!(
-            "document expands to more than {MAX_EXPANDED_NODES} nodes through aliases"
-        ))
-    })?;
-    match node.kind {
-        Kind::Document => match node.content.first() {
-            Some(root) => convert(root, anchors, budget, alias_depth),
-            None => Ok(Value::Null),
-        },
-        Kind::Alias => {
-            if alias_depth > 64 {
-                return Err(YamlError::edit("aliases nested too deeply"));
-            }
-            let target = anchors.get(node.value.as_str()).ok_or_else(|| {
-                YamlError::edit(format!("unknown anchor '{}' referenced", node.value))
-            })?;
-            convert(target, anchors, budget, alias_depth + 1)
-        }
-        Kind::Scalar => Ok(scalar_value(node)),
-        Kind::Sequence => node
-            .content
-            .iter()
-            .map(|c| convert(c, anchors, budget, alias_depth))
-            .collect::<Result<Vec<_>>>()
-            .map(Value::Array),
-        Kind::Mapping => {
-            let mut out = Map::new();
-            for pair in node.content.chunks(2) {
-                let (k, v) = (&pair[0], pair.get(1));
-                if k.kind == Kind::Scalar && k.tag == MERGE_TAG {
-                    if let Some(v) = v {
-                        merge_into(&mut out, v, anchors, budget, alias_depth)?;
-                    }
-                    continue;
-                }
-                let key = match convert(k, anchors, budget, alias_depth)? {
-                    Value::String(s) => s,
-                    Value::Null => "null".to_string(),
-                    other @ (Value::Bool(_) | Value::Number(_)) => other.to_string(),
-                    _ => return Err(YamlError::edit("a mapping key must be a scalar")),
-                };
-                let value = match v {
-                    Some(v) => convert(v, anchors, budget, alias_depth)?,
-                    None => Value::Null,
-                };
-                out.insert(key, value);
-            }
-            Ok(Value::Object(out))
-        }
-    }
-}
-
-/// `<<: *base` or `<<: [*a, *b]`: keys not already set are taken from the
-/// merged maps (earlier maps in a list win).
-fn merge_into(
-    out: &mut Map<String, Value>,
-    v: &Node,
-    anchors: &HashMap<&str, &Node>,
-    budget: &mut usize,
-    alias_depth: usize,
-) -> Result<()> {
-    let merged = convert(v, anchors, budget, alias_depth)?;
-    let maps = match merged {
-        Value::Object(m) => vec![m],
-        Value::Array(items) => items
-            .into_iter()
-            .map(|i| match i {
-                Value::Object(m) => Ok(m),
-                _ => Err(YamlError::edit(
-                    "map merge requires map or sequence of maps as the value",
-                )),
-            })
-            .collect::<Result<Vec<_>>>()?,
-        _ => {
-            return Err(YamlError::edit(
-                "map merge requires map or sequence of maps as the value",
+impl Convert<'_> {
+    fn convert(&mut self, node: &Node, alias_depth: usize) -> Result<Value> {
+        self.budget = self.budget.checked_sub(1).ok_or_else(|| {
+            YamlError::edit(format!(
+                "document expands to more than {MAX_EXPANDED_NODES} nodes through aliases"
             ))
-        }
-    };
-    for m in maps {
-        for (k, v) in m {
-            out.entry(k).or_insert(v);
+        })?;
+        match node.kind {
+            Kind::Document => match node.content.first() {
+                Some(root) => self.convert(root, alias_depth),
+                None => Ok(Value::Null),
+            },
+            Kind::Alias => {
+                if alias_depth > 64 {
+                    return Err(YamlError::edit("aliases nested too deeply"));
+                }
+                let target = *self.anchors.get(node.value.as_str()).ok_or_else(|| {
+                    YamlError::edit(format!("unknown anchor '{}' referenced", node.value))
+                })?;
+                self.convert(target, alias_depth + 1)
+            }
+            Kind::Scalar => Ok(scalar_value(node)),
+            Kind::Sequence => node
+                .content
+                .iter()
+                .map(|c| self.convert(c, alias_depth))
+                .collect::<Result<Vec<_>>>()
+                .map(Value::Array),
+            Kind::Mapping => self.mapping(node, alias_depth),
         }
     }
-    Ok(())
+
+    fn mapping(&mut self, node: &Node, alias_depth: usize) -> Result<Value> {
+        let mut out = Map::new();
+        // Keys written in this mapping (merged ones excepted), with their
+        // line, when repeated keys are refused.
+        let mut written: HashMap<String, usize> = HashMap::new();
+        for pair in node.content.chunks(2) {
+            let (k, v) = (&pair[0], pair.get(1));
+            if k.kind == Kind::Scalar && k.tag == MERGE_TAG {
+                if let Some(v) = v {
+                    self.merge_into(&mut out, v, alias_depth)?;
+                }
+                continue;
+            }
+            let key = match self.convert(k, alias_depth)? {
+                Value::String(s) => s,
+                Value::Null => "null".to_string(),
+                other @ (Value::Bool(_) | Value::Number(_)) => other.to_string(),
+                _ => return Err(YamlError::edit("a mapping key must be a scalar")),
+            };
+            if self.strict {
+                if let Some(first) = written.insert(key.clone(), k.line) {
+                    return Err(YamlError::edit(format!(
+                        "line {}: mapping key {:?} already defined at line {first}",
+                        k.line, key
+                    )));
+                }
+            }
+            let value = match v {
+                Some(v) => self.convert(v, alias_depth)?,
+                None => Value::Null,
+            };
+            out.insert(key, value);
+        }
+        Ok(Value::Object(out))
+    }
+
+    /// `<<: *base` or `<<: [*a, *b]`: keys not already set are taken from
+    /// the merged maps (earlier maps in a list win).
+    fn merge_into(
+        &mut self,
+        out: &mut Map<String, Value>,
+        v: &Node,
+        alias_depth: usize,
+    ) -> Result<()> {
+        let merged = self.convert(v, alias_depth)?;
+        let maps = match merged {
+            Value::Object(m) => vec![m],
+            Value::Array(items) => items
+                .into_iter()
+                .map(|i| match i {
+                    Value::Object(m) => Ok(m),
+                    _ => Err(YamlError::edit(
+                        "map merge requires map or sequence of maps as the value",
+                    )),
+                })
+                .collect::<Result<Vec<_>>>()?,
+            _ => {
+                return Err(YamlError::edit(
+                    "map merge requires map or sequence of maps as the value",
+                ))
+            }
+        };
+        for m in maps {
+            for (k, v) in m {
+                out.entry(k).or_insert(v);
+            }
+        }
+        Ok(())
+    }
 }
 
 fn scalar_value(node: &Node) -> Value {
-    let tag = if node.tag.is_empty() {
-        resolve("", &node.value)
+    let resolved;
+    let tag: &str = if node.tag.is_empty() {
+        resolved = resolve("", &node.value);
+        &resolved
     } else {
-        node.tag.clone()
+        &node.tag
     };
     let v = node.value.as_str();
-    match tag.as_str() {
+    match tag {
         NULL_TAG => Value::Null,
         BOOL_TAG => match v {
             "true" | "True" | "TRUE" => Value::Bool(true),
@@ -393,5 +430,22 @@ mod tests {
         assert_eq!(string_node("1:20").style, Style::DOUBLE_QUOTED);
         assert_eq!(string_node("a\nb").style, Style::LITERAL);
         assert_eq!(string_node("nginx").style, Style::plain());
+    }
+
+    #[test]
+    fn repeated_keys_are_refused_when_strict_but_merged_keys_may_be_overridden() {
+        let doc = crate::yaml::parse_document("a: 1\nb: 2\na: 3\n").unwrap();
+        assert_eq!(to_json(&doc).unwrap()["a"], 3, "last wins when lenient");
+        let err = to_json_strict(&doc).unwrap_err().to_string();
+        assert!(
+            err.contains("line 3: mapping key \"a\" already defined at line 1"),
+            "{err}"
+        );
+        let doc =
+            crate::yaml::parse_document("base: &b {a: 1, b: 2}\nm:\n  <<: *b\n  a: 3\n").unwrap();
+        assert_eq!(
+            to_json_strict(&doc).unwrap()["m"],
+            serde_json::json!({"a": 3, "b": 2})
+        );
     }
 }

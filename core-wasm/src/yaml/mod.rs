@@ -27,7 +27,7 @@ pub(crate) mod token;
 pub use compose::MAX_DEPTH;
 pub use edit::deep_copy_formatting;
 pub use error::{ErrorKind, Result, YamlError};
-pub use json::{from_json, string_node, to_json, MAX_EXPANDED_NODES};
+pub use json::{from_json, string_node, to_json, to_json_strict, MAX_EXPANDED_NODES};
 pub use node::{Kind, Node, Style};
 pub use order::{compare_keys, field_order};
 

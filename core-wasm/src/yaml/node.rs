@@ -1,5 +1,7 @@
 //! The node tree, mirroring yaml.v3's `yaml.Node`.
 
+use std::borrow::Cow;
+
 /// The kind of a node (`yaml.Kind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -82,7 +84,8 @@ pub struct Node {
     /// Presentation flags.
     pub style: Style,
     /// The short tag (`!!str`, `!!map`, `!custom`, …) as yaml.v3 records it.
-    pub tag: String,
+    /// The standard tags are static strings, so most nodes own no tag text.
+    pub tag: Cow<'static, str>,
     /// Scalar text, or the anchor name of an alias.
     pub value: String,
     /// Anchor defined on this node (without `&`), empty when none.
@@ -107,7 +110,7 @@ impl Node {
         Node {
             kind,
             style: Style::plain(),
-            tag: tag.to_string(),
+            tag: static_tag(tag),
             value: String::new(),
             anchor: String::new(),
             content: Vec::new(),
@@ -187,5 +190,31 @@ impl Node {
     /// Whether this is a null scalar (`~`, `null`, empty) or an empty node.
     pub fn is_null(&self) -> bool {
         self.kind == Kind::Scalar && self.tag == "!!null"
+    }
+}
+
+/// `tag` as a static string when it is one of yaml.v3's standard short tags
+/// (or empty), an owned copy otherwise.
+pub(crate) fn static_tag(tag: &str) -> Cow<'static, str> {
+    use super::resolve::{
+        BINARY_TAG, BOOL_TAG, FLOAT_TAG, INT_TAG, MAP_TAG, MERGE_TAG, NULL_TAG, SEQ_TAG, STR_TAG,
+        TIMESTAMP_TAG,
+    };
+    const KNOWN: [&str; 11] = [
+        "",
+        STR_TAG,
+        MAP_TAG,
+        SEQ_TAG,
+        NULL_TAG,
+        BOOL_TAG,
+        INT_TAG,
+        FLOAT_TAG,
+        TIMESTAMP_TAG,
+        BINARY_TAG,
+        MERGE_TAG,
+    ];
+    match KNOWN.iter().find(|k| **k == tag) {
+        Some(k) => Cow::Borrowed(k),
+        None => Cow::Owned(tag.to_string()),
     }
 }

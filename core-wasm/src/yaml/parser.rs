@@ -63,7 +63,7 @@
 
 #![allow(dead_code)]
 
-use super::error::{ErrorKind, Result, YamlError};
+use super::error::{ErrorKind, Fallible as Result, YamlError};
 use super::parser_state::{Comment, Parser, ParserState};
 use super::token::{
     Event, EventStyle, EventType, MappingStyle, Mark, ScalarStyle, SequenceStyle, TagDirective,
@@ -86,7 +86,26 @@ const DEFAULT_TAG_DIRECTIVES: [(&[u8], &[u8]); 2] = [(b"!", b"!"), (b"!!", b"tag
 impl Parser {
     /// Ports `peek_token`: makes sure a token is available, folds the comments
     /// that precede it into the parser and returns a view of it.
+    #[inline(always)]
     fn peek_token(&mut self) -> Result<Peeked> {
+        // Fast path: the head token is already there and no comment waits
+        // to be unfolded (the usual case when a token is peeked again).
+        if self.token_available && self.comments_head >= self.comments.len() {
+            if let Some(token) = self.tokens.front() {
+                return Ok(Peeked {
+                    typ: token.typ,
+                    start_mark: token.start_mark,
+                    end_mark: token.end_mark,
+                    style: token.style,
+                });
+            }
+        }
+        self.peek_token_slow()
+    }
+
+    /// [`Parser::peek_token`] in full.
+    #[inline(never)]
+    fn peek_token_slow(&mut self) -> Result<Peeked> {
         if !self.token_available {
             self.fetch_more_tokens()?;
         }
@@ -104,7 +123,9 @@ impl Parser {
                 return Err(self.set_parser_error("did not find expected token", mark));
             }
         };
-        self.unfold_comments(peeked.typ, peeked.start_mark.index);
+        if self.comments_head < self.comments.len() {
+            self.unfold_comments(peeked.typ, peeked.start_mark.index);
+        }
         Ok(peeked)
     }
 
@@ -164,35 +185,35 @@ impl Parser {
         if self.stream_end_produced || self.state == ParserState::End {
             return Ok(Event::default());
         }
-        match self.state_machine() {
-            Ok(event) => Ok(event),
-            Err(err) => Err(self.error.get_or_insert(err).clone()),
-        }
+        self.state_machine()
+            .map_err(|err| self.error.get_or_insert(err).clone())
     }
 
     /// Ports `yaml_parser_set_parser_error`: records (if it is the first) and
     /// returns a parser error.
-    fn set_parser_error(&mut self, problem: &str, problem_mark: Mark) -> YamlError {
-        let err = YamlError::new(ErrorKind::Parser, problem, problem_mark);
+    #[cold]
+    fn set_parser_error(&mut self, problem: &str, problem_mark: Mark) -> Box<YamlError> {
+        let err = Box::new(YamlError::new(ErrorKind::Parser, problem, problem_mark));
         self.error.get_or_insert(err).clone()
     }
 
     /// Ports `yaml_parser_set_parser_error_context`: records (if it is the
     /// first) and returns a parser error with a context.
+    #[cold]
     fn set_parser_error_context(
         &mut self,
         context: &str,
         context_mark: Mark,
         problem: &str,
         problem_mark: Mark,
-    ) -> YamlError {
-        let err = YamlError::with_context(
+    ) -> Box<YamlError> {
+        let err = Box::new(YamlError::with_context(
             ErrorKind::Parser,
             context,
             context_mark,
             problem,
             problem_mark,
-        );
+        ));
         self.error.get_or_insert(err).clone()
     }
 
@@ -409,12 +430,31 @@ impl Parser {
         Ok(event)
     }
 
+    /// [`Parser::set_event_comments`] for an event still to be built: the
+    /// head, line and foot comments to give it.
+    fn take_event_comments(&mut self) -> [Vec<u8>; 3] {
+        self.tail_comment.clear();
+        self.stem_comment = None;
+        [
+            std::mem::take(&mut self.head_comment),
+            std::mem::take(&mut self.line_comment),
+            std::mem::take(&mut self.foot_comment),
+        ]
+    }
+
     /// Ports `yaml_parser_set_event_comments`: moves the pending head, line
     /// and foot comments to the event and drops the tail and stem comments.
     fn set_event_comments(&mut self, event: &mut Event) {
-        event.head_comment = std::mem::take(&mut self.head_comment);
-        event.line_comment = std::mem::take(&mut self.line_comment);
-        event.foot_comment = std::mem::take(&mut self.foot_comment);
+        // (Events are built with empty comments: only non-empty ones move.)
+        if !self.head_comment.is_empty() {
+            event.head_comment = std::mem::take(&mut self.head_comment);
+        }
+        if !self.line_comment.is_empty() {
+            event.line_comment = std::mem::take(&mut self.line_comment);
+        }
+        if !self.foot_comment.is_empty() {
+            event.foot_comment = std::mem::take(&mut self.foot_comment);
+        }
         self.tail_comment.clear();
         self.stem_comment = None;
     }
@@ -455,7 +495,7 @@ impl Parser {
                 tag_token = true;
                 let tag = self.skip_token();
                 tag_handle = tag.value;
-                tag_suffix = tag.suffix;
+                tag_suffix = tag.extra;
                 tag_mark = token.start_mark;
                 end_mark = token.end_mark;
                 token = self.peek_token()?;
@@ -464,7 +504,7 @@ impl Parser {
             tag_token = true;
             let tag = self.skip_token();
             tag_handle = tag.value;
-            tag_suffix = tag.suffix;
+            tag_suffix = tag.extra;
             start_mark = token.start_mark;
             tag_mark = token.start_mark;
             end_mark = token.end_mark;
@@ -525,7 +565,8 @@ impl Parser {
             self.state = self.pop_state();
 
             let scalar = self.skip_token();
-            let mut event = Event {
+            let [head_comment, line_comment, foot_comment] = self.take_event_comments();
+            return Ok(Event {
                 typ: EventType::Scalar,
                 start_mark,
                 end_mark,
@@ -535,10 +576,11 @@ impl Parser {
                 implicit: plain_implicit,
                 quoted_implicit,
                 style: EventStyle::Scalar(token.style),
+                head_comment,
+                line_comment,
+                foot_comment,
                 ..Event::default()
-            };
-            self.set_event_comments(&mut event);
-            return Ok(event);
+            });
         }
         if token.typ == TokenType::FlowSequenceStart {
             // [Go] Some of the events below can be merged as they differ only on style.
@@ -787,15 +829,17 @@ impl Parser {
         } else if token.typ == TokenType::BlockEnd {
             self.state = self.pop_state();
             self.pop_mark();
-            let mut event = Event {
+            let [head_comment, line_comment, foot_comment] = self.take_event_comments();
+            self.skip_token();
+            return Ok(Event {
                 typ: EventType::MappingEnd,
                 start_mark: token.start_mark,
                 end_mark: token.end_mark,
+                head_comment,
+                line_comment,
+                foot_comment,
                 ..Event::default()
-            };
-            self.set_event_comments(&mut event);
-            self.skip_token();
-            return Ok(event);
+            });
         }
 
         let context_mark = self.pop_mark();
@@ -1062,7 +1106,7 @@ impl Parser {
             } else {
                 let value = TagDirective {
                     handle: directive.value,
-                    prefix: directive.prefix,
+                    prefix: directive.extra,
                 };
                 self.append_tag_directive(&value, false, token.start_mark)?;
                 tag_directives.push(value);

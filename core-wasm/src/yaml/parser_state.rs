@@ -2,7 +2,7 @@
 //! (`parser.rs`): yaml.v3's `yaml_parser_t`, with the whole input held in
 //! memory instead of a streaming reader.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 use super::error::YamlError;
 use super::token::{Mark, TagDirective, Token};
@@ -82,7 +82,7 @@ pub(crate) struct Comment {
 #[derive(Debug, Default)]
 pub(crate) struct Parser {
     /// The first error met; once set every call returns it again.
-    pub(crate) error: Option<YamlError>,
+    pub(crate) error: Option<Box<YamlError>>,
 
     // Input.
     pub(crate) buffer: Vec<u8>,
@@ -104,6 +104,9 @@ pub(crate) struct Parser {
     pub(crate) comments: Vec<Comment>,
     pub(crate) comments_head: usize,
 
+    /// Scratch buffers of the scalar scanners, kept between scalars.
+    pub(crate) scratch: [Vec<u8>; 3],
+
     // Scanner state.
     pub(crate) stream_start_produced: bool,
     pub(crate) stream_end_produced: bool,
@@ -121,7 +124,7 @@ pub(crate) struct Parser {
     pub(crate) simple_key_allowed: bool,
     pub(crate) simple_keys: Vec<SimpleKey>,
     /// Possible simple-key indexes, keyed by token number.
-    pub(crate) simple_keys_by_tok: HashMap<usize, usize>,
+    pub(crate) simple_keys_by_tok: TokenKeys,
 
     // Parser state.
     pub(crate) state: ParserState,
@@ -133,4 +136,116 @@ pub(crate) struct Parser {
 impl Parser {
     /// NUL bytes appended after the input for look-ahead.
     pub(crate) const PADDING: usize = 8;
+}
+
+/// Go's `simple_keys_by_tok` map (token number → index into `simple_keys`),
+/// kept as a list sorted by token number: keys are recorded in the order
+/// their tokens are queued, and only the head of the queue is looked up, so
+/// entries of consumed tokens are dropped from the front (`entries[..head]`
+/// are dropped ones, removed in batches).
+#[derive(Debug, Default)]
+pub(crate) struct TokenKeys {
+    entries: Vec<(usize, usize)>,
+    head: usize,
+}
+
+impl TokenKeys {
+    /// Where `token_number` is (`Ok`) or would go (`Err`) in `entries`.
+    #[inline]
+    fn find(&self, token_number: usize) -> std::result::Result<usize, usize> {
+        let len = self.entries.len();
+        let live = self.entries.get(self.head..).unwrap_or(&[]);
+        // The newest entry is the one most often replaced or removed, the
+        // oldest the one looked up.
+        match live.last() {
+            None => return Err(len),
+            Some(&(last, _)) if last < token_number => return Err(len),
+            Some(&(last, _)) if last == token_number => return Ok(len - 1),
+            _ => {}
+        }
+        match live.first() {
+            Some(&(first, _)) if first == token_number => Ok(self.head),
+            Some(&(first, _)) if first > token_number => Err(self.head),
+            _ => match live.binary_search_by_key(&token_number, |&(t, _)| t) {
+                Ok(pos) => Ok(self.head + pos),
+                Err(pos) => Err(self.head + pos),
+            },
+        }
+    }
+
+    /// The index recorded for `token_number`.
+    #[inline]
+    pub(crate) fn get(&self, token_number: usize) -> Option<usize> {
+        self.find(token_number).ok().map(|pos| self.entries[pos].1)
+    }
+
+    /// Records `index` for `token_number` (replacing an earlier entry);
+    /// `consumed` is the number of tokens taken off the queue so far.
+    #[inline]
+    pub(crate) fn insert(&mut self, token_number: usize, index: usize, consumed: usize) {
+        while self
+            .entries
+            .get(self.head)
+            .is_some_and(|&(t, _)| t < consumed)
+        {
+            self.head += 1;
+        }
+        if self.head >= 16 && self.head * 2 >= self.entries.len() {
+            self.entries.drain(..self.head);
+            self.head = 0;
+        }
+        match self.find(token_number) {
+            Ok(pos) => self.entries[pos].1 = index,
+            Err(pos) => self.entries.insert(pos, (token_number, index)),
+        }
+    }
+
+    /// Forgets `token_number`.
+    #[inline]
+    pub(crate) fn remove(&mut self, token_number: usize) {
+        if let Ok(pos) = self.find(token_number) {
+            self.entries.remove(pos);
+        }
+    }
+
+    /// Forgets everything.
+    pub(crate) fn clear(&mut self) {
+        self.entries.clear();
+        self.head = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TokenKeys;
+
+    #[test]
+    fn token_keys_behave_like_a_map_for_queued_tokens() {
+        let mut keys = TokenKeys::default();
+        assert_eq!(keys.get(0), None);
+        keys.insert(3, 0, 0);
+        keys.insert(5, 1, 0);
+        keys.insert(5, 2, 0);
+        assert_eq!(keys.get(3), Some(0));
+        assert_eq!(keys.get(5), Some(2));
+        assert_eq!(keys.get(4), None);
+        // An entry recorded out of order still lands in its place.
+        keys.insert(4, 7, 0);
+        assert_eq!(keys.get(4), Some(7));
+        keys.remove(4);
+        assert_eq!(keys.get(4), None);
+        assert_eq!(keys.get(5), Some(2));
+        // Entries of consumed tokens go; the others stay.
+        for t in 6..40 {
+            keys.insert(t, t, t - 1);
+        }
+        assert_eq!(keys.get(3), None);
+        assert_eq!(keys.get(39), Some(39));
+        assert_eq!(keys.get(38), Some(38));
+        keys.remove(39);
+        assert_eq!(keys.get(39), None);
+        assert_eq!(keys.get(38), Some(38));
+        keys.clear();
+        assert_eq!(keys.get(38), None);
+    }
 }

@@ -18,11 +18,24 @@ pub(crate) const MERGE_TAG: &str = "!!merge";
 
 const LONG_TAG_PREFIX: &str = "tag:yaml.org,2002:";
 
-/// `shortTag`: `tag:yaml.org,2002:x` → `!!x`.
-pub(crate) fn short_tag(tag: &str) -> String {
+use std::borrow::Cow;
+
+use super::node::static_tag;
+
+/// `shortTag`: `tag:yaml.org,2002:x` → `!!x` (a static string for the
+/// standard tags).
+pub(crate) fn short_tag(tag: &str) -> Cow<'static, str> {
     match tag.strip_prefix(LONG_TAG_PREFIX) {
-        Some(rest) => format!("!!{rest}"),
-        None => tag.to_string(),
+        Some(rest) => static_tag(&format!("!!{rest}")),
+        None => static_tag(tag),
+    }
+}
+
+/// [`short_tag`] borrowing `tag` when it has no long prefix.
+pub(crate) fn short_tag_ref(tag: &str) -> Cow<'_, str> {
+    match tag.strip_prefix(LONG_TAG_PREFIX) {
+        Some(rest) => Cow::Owned(format!("!!{rest}")),
+        None => Cow::Borrowed(tag),
     }
 }
 
@@ -47,7 +60,7 @@ fn resolvable_tag(tag: &str) -> bool {
 pub(crate) fn resolve(tag: &str, value: &str) -> String {
     let tag = short_tag(tag);
     if !resolvable_tag(&tag) {
-        return tag;
+        return tag.into_owned();
     }
     resolve_implicit(&tag, value).to_string()
 }
@@ -141,22 +154,21 @@ fn go_parse_int(s: &str) -> bool {
     if body.is_empty() {
         return false;
     }
-    let lower = body.to_ascii_lowercase();
-    let (digits, radix) = if let Some(r) = lower.strip_prefix("0x") {
-        (r.to_string(), 16)
-    } else if let Some(r) = lower.strip_prefix("0o") {
-        (r.to_string(), 8)
-    } else if let Some(r) = lower.strip_prefix("0b") {
-        (r.to_string(), 2)
-    } else if lower.len() > 1 && lower.starts_with('0') {
-        (lower[1..].to_string(), 8)
-    } else {
-        (lower.clone(), 10)
+    // The prefix letter in either case; the digits are parsed in either case
+    // by `from_str_radix`.
+    let b = body.as_bytes();
+    let letter = b.get(1).map(|c| c.to_ascii_lowercase());
+    let (digits, radix) = match (b[0], letter) {
+        (b'0', Some(b'x')) => (&body[2..], 16),
+        (b'0', Some(b'o')) => (&body[2..], 8),
+        (b'0', Some(b'b')) => (&body[2..], 2),
+        (b'0', Some(_)) => (&body[1..], 8),
+        _ => (body, 10),
     };
     if digits.is_empty() {
         return false;
     }
-    match u64::from_str_radix(&digits, radix) {
+    match u64::from_str_radix(digits, radix) {
         Ok(v) => !neg || v <= (i64::MAX as u64) + 1,
         Err(_) => false,
     }

@@ -36,13 +36,11 @@
 //!   happens to start at it (it slides near the end of the input and every
 //!   512 bytes).
 
-use std::collections::HashMap;
-
 use super::chars::{
     as_digit, as_hex, at, is_alpha, is_blank, is_blankz, is_bom, is_break, is_breakz, is_crlf,
     is_digit, is_hex, is_space, is_tab, is_z, width,
 };
-use super::error::{ErrorKind, Result, YamlError};
+use super::error::{ErrorKind, Fallible as Result, YamlError};
 use super::parser_state::{Comment, Parser, SimpleKey};
 use super::token::{Mark, ScalarStyle, Token, TokenType};
 
@@ -152,7 +150,7 @@ const INPUT_CLASS: [InputClass; 256] = {
 /// The reader error for the control character at byte `offset` of `input`:
 /// Go reports the raw byte offset and the value; here the value goes into the
 /// message and the position into a mark counted the way the scanner counts.
-fn control_character_error(input: &str, offset: usize) -> YamlError {
+fn control_character_error(input: &str, offset: usize) -> Box<YamlError> {
     let mut mark = Mark::default();
     let mut prev_cr = false;
     for ch in input.get(..offset).unwrap_or("").chars() {
@@ -172,7 +170,7 @@ fn control_character_error(input: &str, offset: usize) -> YamlError {
         .get(offset..)
         .and_then(|s| s.chars().next())
         .map_or(0, u32::from);
-    YamlError::new(
+    Box::new(YamlError::new(
         ErrorKind::Reader,
         format!(
             "control characters are not allowed (found U+{value:04X} at line {}, column {})",
@@ -180,7 +178,7 @@ fn control_character_error(input: &str, offset: usize) -> YamlError {
             mark.column + 1
         ),
         mark,
-    )
+    ))
 }
 
 impl Parser {
@@ -298,18 +296,24 @@ impl Parser {
     // Errors and the token queue.
 
     /// `yaml_parser_set_scanner_error`: the problem mark is the current mark.
-    fn scanner_error(&self, context: &str, context_mark: Mark, problem: &str) -> YamlError {
-        YamlError::with_context(
+    #[cold]
+    fn scanner_error(&self, context: &str, context_mark: Mark, problem: &str) -> Box<YamlError> {
+        Box::new(YamlError::with_context(
             ErrorKind::Scanner,
             context,
             context_mark,
             problem,
             self.mark,
-        )
+        ))
     }
 
     /// `yaml_parser_set_scanner_tag_error`.
-    fn scanner_tag_error(&self, directive: bool, context_mark: Mark, problem: &str) -> YamlError {
+    fn scanner_tag_error(
+        &self,
+        directive: bool,
+        context_mark: Mark,
+        problem: &str,
+    ) -> Box<YamlError> {
         let context = if directive {
             "while parsing a %TAG directive"
         } else {
@@ -368,9 +372,9 @@ impl Parser {
             if self.tokens.len() > 2 {
                 // If a potential simple key is at the head position, we need to fetch
                 // the next token to disambiguate it.
-                match self.simple_keys_by_tok.get(&self.tokens_parsed) {
+                match self.simple_keys_by_tok.get(self.tokens_parsed) {
                     None => break,
-                    Some(&head_tok_idx) => {
+                    Some(head_tok_idx) => {
                         if !self.simple_key_is_valid(head_tok_idx)? {
                             break;
                         }
@@ -455,6 +459,12 @@ impl Parser {
         {
             // Sequence indicators alone have no line comments. It becomes
             // a head comment for whatever follows.
+            return Ok(());
+        }
+        // `scan_line_comment` finds nothing unless blanks or a `#` follow
+        // on the same line.
+        let next = self.ch(0);
+        if self.newlines > 0 || !(next == b' ' || next == b'\t' || next == b'#') {
             return Ok(());
         }
         self.scan_line_comment(comment_mark)
@@ -655,7 +665,7 @@ impl Parser {
             if let Some(last) = self.simple_keys.len().checked_sub(1) {
                 self.simple_keys[last] = simple_key;
                 self.simple_keys_by_tok
-                    .insert(simple_key.token_number, last);
+                    .insert(simple_key.token_number, last, self.tokens_parsed);
             }
         }
         Ok(())
@@ -679,7 +689,7 @@ impl Parser {
             }
             // Remove the key from the stack.
             self.simple_keys[i].possible = false;
-            self.simple_keys_by_tok.remove(&simple_key.token_number);
+            self.simple_keys_by_tok.remove(simple_key.token_number);
         }
         Ok(())
     }
@@ -713,7 +723,7 @@ impl Parser {
         if self.flow_level > 0 {
             self.flow_level -= 1;
             if let Some(last) = self.simple_keys.pop() {
-                self.simple_keys_by_tok.remove(&last.token_number);
+                self.simple_keys_by_tok.remove(last.token_number);
             }
         }
     }
@@ -827,7 +837,7 @@ impl Parser {
         // Initialize the simple key stack.
         self.simple_keys.push(SimpleKey::default());
 
-        self.simple_keys_by_tok = HashMap::new();
+        self.simple_keys_by_tok.clear();
 
         // A simple key is allowed at the beginning of the stream.
         self.simple_key_allowed = true;
@@ -1080,7 +1090,7 @@ impl Parser {
 
             // Remove the simple key.
             self.simple_keys[idx].possible = false;
-            self.simple_keys_by_tok.remove(&simple_key.token_number);
+            self.simple_keys_by_tok.remove(simple_key.token_number);
 
             // A simple key cannot follow another simple key.
             self.simple_key_allowed = false;
@@ -1241,7 +1251,7 @@ impl Parser {
             //
             // If so, transform the line comment to a head comment and reposition.
             let n = self.tokens.len();
-            if !self.comments.is_empty() && n > 1 {
+            if n > 1 && self.comments.last().is_some_and(|c| !c.line.is_empty()) {
                 let token_a = self.tokens[n - 2].typ;
                 let token_b = self.tokens[n - 1].typ;
                 let at_break = is_break(&self.buffer, self.buffer_pos);
@@ -1339,7 +1349,7 @@ impl Parser {
                 start_mark,
                 end_mark,
                 value: handle,
-                prefix,
+                extra: prefix,
                 ..Token::default()
             }
         } else {
@@ -1653,7 +1663,7 @@ impl Parser {
             start_mark,
             end_mark,
             value: handle,
-            suffix,
+            extra: suffix,
             ..Token::default()
         })
     }
@@ -2067,6 +2077,59 @@ impl Parser {
         true
     }
 
+    /// The scratch buffers of the scalar scanners (leading break, trailing
+    /// breaks, whitespaces), emptied; handed back through `scratch` so their
+    /// memory is reused by the next scalar.
+    fn take_scratch(&mut self) -> [Vec<u8>; 3] {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        for buffer in &mut scratch {
+            buffer.clear();
+        }
+        scratch
+    }
+
+    /// Copy the run of characters that the inner loop of
+    /// `yaml_parser_scan_flow_scalar` would copy one by one with `read`:
+    /// characters that are not blank, a line break or NUL, not a quote or
+    /// (in double quotes) a backslash. Marks and `newlines` end up as after
+    /// `read`ing them one by one. Returns whether anything was copied.
+    fn read_quoted_run(&mut self, s: &mut Vec<u8>) -> bool {
+        let start = self.buffer_pos;
+        let mut pos = start;
+        let mut chars = 0;
+        loop {
+            let c = at(&self.buffer, pos);
+            if c < 0x80 {
+                if c <= b' ' || c == b'\'' || c == b'"' || c == b'\\' {
+                    // A quote of the other kind and a backslash in single
+                    // quotes are ordinary, but rare: `read` takes them.
+                    break;
+                }
+                pos += 1;
+            } else {
+                if is_break(&self.buffer, pos) {
+                    break;
+                }
+                pos += width(c).max(1);
+            }
+            chars += 1;
+        }
+        if chars == 0 {
+            return false;
+        }
+        match self.buffer.get(start..pos) {
+            Some(bytes) => s.extend_from_slice(bytes),
+            // Unreachable: the padding NULs stop the run.
+            None => return false,
+        }
+        // None of the characters is blank.
+        self.newlines = 0;
+        self.buffer_pos = pos;
+        self.mark.index += chars;
+        self.mark.column += chars;
+        true
+    }
+
     /// `yaml_parser_scan_block_scalar_breaks`: scan indentation spaces and
     /// line breaks for a block scalar; determine the indentation level if
     /// needed.
@@ -2145,9 +2208,7 @@ impl Parser {
 
         // Consume the content of the quoted scalar.
         let mut s = Vec::new();
-        let mut leading_break = Vec::new();
-        let mut trailing_breaks = Vec::new();
-        let mut whitespaces = Vec::new();
+        let [mut leading_break, mut trailing_breaks, mut whitespaces] = self.take_scratch();
         loop {
             // Check that there are no document indicators at the beginning of the line.
             if self.at_document_indicator() {
@@ -2265,8 +2326,11 @@ impl Parser {
                         }
                     }
                 } else {
-                    // It is a non-escaped non-blank character.
-                    self.read(&mut s);
+                    // It is a non-escaped non-blank character (with the
+                    // characters after it that need no special handling).
+                    if !self.read_quoted_run(&mut s) {
+                        self.read(&mut s);
+                    }
                 }
             }
 
@@ -2322,6 +2386,8 @@ impl Parser {
             }
         }
 
+        self.scratch = [leading_break, trailing_breaks, whitespaces];
+
         // Eat the right quote.
         self.skip();
         let end_mark = self.mark;
@@ -2344,9 +2410,7 @@ impl Parser {
     /// `yaml_parser_scan_plain_scalar`: scan a plain scalar.
     fn scan_plain_scalar(&mut self) -> Result<Token> {
         let mut s = Vec::new();
-        let mut leading_break = Vec::new();
-        let mut trailing_breaks = Vec::new();
-        let mut whitespaces = Vec::new();
+        let [mut leading_break, mut trailing_breaks, mut whitespaces] = self.take_scratch();
         let mut leading_blanks = false;
         let indent = self.indent + 1;
 
@@ -2434,6 +2498,17 @@ impl Parser {
                     // Consume a space or a tab character.
                     if !leading_blanks {
                         self.read(&mut whitespaces);
+                    } else if self.ch(0) == b' ' {
+                        // The run of spaces (indentation) at once: skipping
+                        // a space only advances the position, index and
+                        // column by one.
+                        let mut run = 1;
+                        while self.ch(run) == b' ' {
+                            run += 1;
+                        }
+                        self.buffer_pos += run;
+                        self.mark.index += run;
+                        self.mark.column += run;
                     } else {
                         self.skip();
                     }
@@ -2454,6 +2529,8 @@ impl Parser {
                 break;
             }
         }
+
+        self.scratch = [leading_break, trailing_breaks, whitespaces];
 
         // Create a token.
         let token = Token {
@@ -2724,13 +2801,13 @@ mod tests {
     fn scan(input: &str) -> (Vec<Token>, Parser, Option<YamlError>) {
         let mut parser = match Parser::new(input) {
             Ok(parser) => parser,
-            Err(err) => return (Vec::new(), Parser::default(), Some(err)),
+            Err(err) => return (Vec::new(), Parser::default(), Some(*err)),
         };
         let mut tokens = Vec::new();
         loop {
             if !parser.token_available {
                 if let Err(err) = parser.fetch_more_tokens() {
-                    return (tokens, parser, Some(err));
+                    return (tokens, parser, Some(*err));
                 }
             }
             let token = parser.tokens.pop_front().expect("a token is available");
@@ -2936,7 +3013,7 @@ mod tests {
         let tags: Vec<(&str, &str)> = tokens
             .iter()
             .filter(|t| t.typ == Tag)
-            .map(|t| (text(&t.value), text(&t.suffix)))
+            .map(|t| (text(&t.value), text(&t.extra)))
             .collect();
         assert_eq!(
             tags,
@@ -2970,7 +3047,7 @@ mod tests {
         );
         assert_eq!((tokens[1].major, tokens[1].minor), (1, 2));
         assert_eq!(text(&tokens[2].value), "!e!");
-        assert_eq!(text(&tokens[2].prefix), "tag:e.com,2000:");
+        assert_eq!(text(&tokens[2].extra), "tag:e.com,2000:");
         assert_eq!(tokens[2].end_mark, mark(34, 1, 24));
         assert_eq!(tokens[3].start_mark, mark(35, 2, 0));
         assert_eq!(tokens[3].end_mark, mark(38, 2, 3));
@@ -3096,8 +3173,8 @@ mod tests {
         assert_eq!(err.context, "while scanning a simple key");
         assert_eq!(err.problem, "could not find expected ':'");
         assert_eq!(err.context_mark, mark(5, 1, 0));
-        assert_eq!(parser.error.as_ref(), Some(&err));
-        assert_eq!(parser.fetch_more_tokens().expect_err("sticky"), err);
+        assert_eq!(parser.error.as_deref(), Some(&err));
+        assert_eq!(*parser.fetch_more_tokens().expect_err("sticky"), err);
     }
 
     #[test]

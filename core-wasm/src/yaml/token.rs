@@ -72,16 +72,16 @@ pub(crate) enum TokenType {
 }
 
 /// A token (`yaml_token_t`). `value` holds the alias/anchor name, the scalar
-/// value, the tag handle or the tag-directive handle; `suffix` the tag suffix;
-/// `prefix` the tag-directive prefix; `major`/`minor` the `%YAML` version.
+/// value, the tag handle or the tag-directive handle; `extra` the tag suffix
+/// (Go's `suffix`) of a tag or the prefix (Go's `prefix`) of a tag directive,
+/// which no token has both of; `major`/`minor` the `%YAML` version.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Token {
     pub(crate) typ: TokenType,
     pub(crate) start_mark: Mark,
     pub(crate) end_mark: Mark,
     pub(crate) value: Vec<u8>,
-    pub(crate) suffix: Vec<u8>,
-    pub(crate) prefix: Vec<u8>,
+    pub(crate) extra: Vec<u8>,
     pub(crate) style: ScalarStyle,
     pub(crate) major: i8,
     pub(crate) minor: i8,
