@@ -1,7 +1,7 @@
 //! The `functionConfig`: required, of one kind, read into a typed object.
 
 use pv_core::api::ResultItem;
-use pv_core::yaml::{to_json, Kind, Node};
+use pv_core::yaml::{to_json_strict, Kind, Node};
 use serde::de::DeserializeOwned;
 
 use crate::{annotations, results};
@@ -86,7 +86,7 @@ pub fn read<T: DeserializeOwned>(
             node.namespace(),
         )
     };
-    let json = to_json(&node).map_err(|e| {
+    let json = to_json_strict(&node).map_err(|e| {
         reference(results::error(format!(
             "functionConfig cannot be read: {e}"
         )))

@@ -69,7 +69,7 @@ pub fn parse_yaml_objects(path: &Path) -> StoreResult<Vec<Value>> {
     })?;
     let mut out = Vec::new();
     for doc in docs {
-        let v = yaml::to_json(&doc).map_err(|e| StoreError::Data {
+        let v = yaml::to_json_strict(&doc).map_err(|e| StoreError::Data {
             context: path.display().to_string(),
             message: e.to_string(),
         })?;
