@@ -263,6 +263,24 @@ impl Exec<'_, '_> {
                     self.event("added finalizer", "");
                 }
                 Step::RemoveFinalizer => {
+                    // The plan was made from a list that may lag behind
+                    // (a cache): a revision created since would be left
+                    // owned by a variant that is gone (kpt#3878). List
+                    // again; anything still owned keeps the finalizer
+                    // until a later reconcile has cleaned it up.
+                    let ns = self.pv.metadata.namespace.clone();
+                    let left = self
+                        .ctx
+                        .revisions
+                        .list(&ns, &PrFilter::owned_by(&self.pv.metadata.uid))?;
+                    if !left.is_empty() {
+                        let names: Vec<&str> =
+                            left.iter().map(|p| p.metadata.name.as_str()).collect();
+                        return Err(ReconcileError::Refused(format!(
+                            "deletion not complete: still owns {}",
+                            names.join(", ")
+                        )));
+                    }
                     let mut pv = self.pv.clone();
                     pv.metadata.finalizers.retain(|f| f != FINALIZER);
                     self.ctx.objects.update_package_variant(&pv)?;

@@ -1,10 +1,35 @@
-//! A wrapper around both stores that counts calls and can refuse writes
-//! from the N-th on: the process "killed" between write N-1 and write N.
-//! With no failure set it is a call counter (the figures of the fleet
-//! demo).
+//! A wrapper around both stores that counts calls and injects faults.
+//!
+//! With no fault set it is a call counter (the figures of the fleet demo).
+//! [`FaultPlan::failing_at`] refuses every write from the N-th on: the
+//! process "killed" between write N-1 and write N. [`FaultPlan::scheduled`]
+//! follows a deterministic [`FaultSchedule`] that decides, call by call,
+//! what goes wrong:
+//!
+//! * a write crashes the process before it happens ([`WriteFault::CrashBefore`])
+//!   or after it happened ([`WriteFault::CrashAfter`]) — both end the run
+//!   with [`StoreError::Injected`], and every later write of the plan is
+//!   refused the same way (the process is gone);
+//! * a write fails with a transient error before it happens
+//!   ([`WriteFault::ErrorBefore`]), or happens but its answer is lost
+//!   ([`WriteFault::ErrorAfter`], a timeout after the server applied it);
+//! * a write is refused as a [`StoreError::Conflict`] without happening
+//!   ([`WriteFault::Conflict`]: optimistic concurrency, as the API server
+//!   answers when the object's resourceVersion changed);
+//! * a list call returns the previous answer of the same call
+//!   ([`ReadFault::Stale`]: an informer cache lagging behind the writes
+//!   made since), or any read fails with a transient error
+//!   ([`ReadFault::Error`]).
+//!
+//! Writes and reads are numbered separately from 1, in call order, across
+//! both stores when they share one plan. A schedule names faults for given
+//! call numbers, or draws them from a seed ([`SeededFaults`]); the same
+//! schedule over the same calls injects the same faults.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::any::Any;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use pv_core::api::package_revision::Lifecycle;
 use pv_core::api::{ObjectMeta, PackageRevision, PackageRevisionResources, PackageVariant};
@@ -15,14 +40,225 @@ use super::{
     Files, NewRevision, ObjectStore, PackageRevisionStore, PrFilter, StoreError, StoreResult,
 };
 
-/// Shared counters and the failure point.
-#[derive(Debug, Default)]
+/// What goes wrong with one write call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum WriteFault {
+    /// The process dies before the write: nothing is written, the call
+    /// returns [`StoreError::Injected`] and every later write is refused.
+    CrashBefore,
+    /// The process dies right after the write: it is written, the call
+    /// returns [`StoreError::Injected`] and every later write is refused.
+    CrashAfter,
+    /// A transient error (the API server unreachable): nothing is written.
+    ErrorBefore,
+    /// The write happens but its answer is lost: the call returns a
+    /// transient error.
+    ErrorAfter,
+    /// Refused as [`StoreError::Conflict`]: nothing is written.
+    Conflict,
+}
+
+impl WriteFault {
+    /// Every write fault.
+    pub const ALL: [WriteFault; 5] = [
+        WriteFault::CrashBefore,
+        WriteFault::CrashAfter,
+        WriteFault::ErrorBefore,
+        WriteFault::ErrorAfter,
+        WriteFault::Conflict,
+    ];
+
+    /// Whether the process stops at this fault.
+    pub fn is_crash(self) -> bool {
+        matches!(self, WriteFault::CrashBefore | WriteFault::CrashAfter)
+    }
+
+    /// Whether the write is carried out despite the fault.
+    pub fn writes(self) -> bool {
+        matches!(self, WriteFault::CrashAfter | WriteFault::ErrorAfter)
+    }
+}
+
+/// What goes wrong with one read call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum ReadFault {
+    /// A list call returns the answer the same call (same arguments) gave
+    /// the previous time, when there was one (other reads are not affected).
+    Stale,
+    /// A transient error.
+    Error,
+}
+
+impl ReadFault {
+    /// Every read fault.
+    pub const ALL: [ReadFault; 2] = [ReadFault::Stale, ReadFault::Error];
+}
+
+/// Faults drawn from a seed: each call is faulty with the given rate, the
+/// fault chosen among the listed ones. The draw for call `n` depends only
+/// on the seed and `n`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SeededFaults {
+    /// The seed.
+    pub seed: u64,
+    /// Faulty writes per 1,000 writes.
+    pub write_per_mille: u32,
+    /// Faulty reads per 1,000 reads.
+    pub read_per_mille: u32,
+    /// The write faults to choose from (none: no write fault).
+    pub write_faults: Vec<WriteFault>,
+    /// The read faults to choose from (none: no read fault).
+    pub read_faults: Vec<ReadFault>,
+}
+
+/// SplitMix64: a small, well-mixed deterministic hash of `x`.
+fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+impl SeededFaults {
+    fn draw<T: Copy>(&self, stream: u64, n: usize, per_mille: u32, faults: &[T]) -> Option<T> {
+        if faults.is_empty() || per_mille == 0 {
+            return None;
+        }
+        let h = mix(mix(self.seed ^ stream).wrapping_add(n as u64));
+        if (h % 1000) as u32 >= per_mille {
+            return None;
+        }
+        faults
+            .get(((h >> 32) % faults.len() as u64) as usize)
+            .copied()
+    }
+}
+
+/// Which calls fail and how: faults at given call numbers (1-based, writes
+/// and reads counted separately), plus faults drawn from a seed. A fault
+/// named explicitly wins over a drawn one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FaultSchedule {
+    /// Write number → fault.
+    pub writes: BTreeMap<usize, WriteFault>,
+    /// Read number → fault.
+    pub reads: BTreeMap<usize, ReadFault>,
+    /// Faults drawn from a seed.
+    pub seeded: Option<SeededFaults>,
+}
+
+impl FaultSchedule {
+    /// No fault.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds `fault` at write number `n` (1-based).
+    pub fn write(mut self, n: usize, fault: WriteFault) -> Self {
+        self.writes.insert(n, fault);
+        self
+    }
+
+    /// Adds `fault` at read number `n` (1-based).
+    pub fn read(mut self, n: usize, fault: ReadFault) -> Self {
+        self.reads.insert(n, fault);
+        self
+    }
+
+    /// Draws further faults from `seeded`.
+    pub fn with_seeded(mut self, seeded: SeededFaults) -> Self {
+        self.seeded = Some(seeded);
+        self
+    }
+
+    /// The fault of write number `n`, if any.
+    pub fn write_fault(&self, n: usize) -> Option<WriteFault> {
+        self.writes.get(&n).copied().or_else(|| {
+            self.seeded
+                .as_ref()
+                .and_then(|s| s.draw(1, n, s.write_per_mille, &s.write_faults))
+        })
+    }
+
+    /// The fault of read number `n`, if any.
+    pub fn read_fault(&self, n: usize) -> Option<ReadFault> {
+        self.reads.get(&n).copied().or_else(|| {
+            self.seeded
+                .as_ref()
+                .and_then(|s| s.draw(2, n, s.read_per_mille, &s.read_faults))
+        })
+    }
+
+    /// Whether any read may be stale (list answers are then remembered).
+    pub fn may_be_stale(&self) -> bool {
+        self.reads.values().any(|f| *f == ReadFault::Stale)
+            || self
+                .seeded
+                .as_ref()
+                .is_some_and(|s| s.read_per_mille > 0 && s.read_faults.contains(&ReadFault::Stale))
+    }
+
+    /// Whether the schedule injects nothing.
+    pub fn is_empty(&self) -> bool {
+        self.writes.is_empty()
+            && self.reads.is_empty()
+            && self.seeded.as_ref().is_none_or(|s| {
+                (s.write_per_mille == 0 || s.write_faults.is_empty())
+                    && (s.read_per_mille == 0 || s.read_faults.is_empty())
+            })
+    }
+}
+
+/// A fault that was injected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum Fault {
+    /// At a write.
+    Write(WriteFault),
+    /// At a read.
+    Read(ReadFault),
+    /// A write refused by [`FaultPlan::failing_at`] (or after a crash).
+    Refused,
+}
+
+/// One injected fault: where and what.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Injection {
+    /// The store method.
+    pub operation: &'static str,
+    /// The write or read number (1-based).
+    pub number: usize,
+    /// The fault.
+    pub fault: Fault,
+}
+
+type Remembered = Box<dyn Any + Send>;
+
+/// Shared counters, the failure point and the fault schedule.
+#[derive(Default)]
 pub struct FaultPlan {
     /// Refuse every write numbered this or later (1-based); `None`: never.
     pub fail_at: Option<usize>,
+    schedule: FaultSchedule,
     reads: AtomicUsize,
     writes: AtomicUsize,
     attempted: AtomicUsize,
+    crashed: AtomicBool,
+    injected: Mutex<Vec<Injection>>,
+    /// The last fresh answer of each list call (only when reads may be
+    /// stale).
+    answers: Mutex<HashMap<String, Remembered>>,
+}
+
+impl std::fmt::Debug for FaultPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FaultPlan")
+            .field("fail_at", &self.fail_at)
+            .field("schedule", &self.schedule)
+            .field("counts", &self.counts())
+            .field("crashed", &self.crashed.load(Ordering::Relaxed))
+            .field("injected", &self.injected())
+            .finish()
+    }
 }
 
 /// Call counts.
@@ -32,6 +268,16 @@ pub struct CallCounts {
     pub reads: usize,
     /// Write calls that were carried out.
     pub writes: usize,
+}
+
+fn transient(what: String) -> StoreError {
+    StoreError::Io {
+        context: what,
+        source: std::io::Error::new(
+            std::io::ErrorKind::ConnectionReset,
+            "injected transient error",
+        ),
+    }
 }
 
 impl FaultPlan {
@@ -48,6 +294,19 @@ impl FaultPlan {
         })
     }
 
+    /// Injects the faults of `schedule`.
+    pub fn scheduled(schedule: FaultSchedule) -> Arc<Self> {
+        Arc::new(FaultPlan {
+            schedule,
+            ..FaultPlan::default()
+        })
+    }
+
+    /// The schedule followed.
+    pub fn schedule(&self) -> &FaultSchedule {
+        &self.schedule
+    }
+
     /// The counts so far.
     pub fn counts(&self) -> CallCounts {
         CallCounts {
@@ -56,26 +315,128 @@ impl FaultPlan {
         }
     }
 
-    /// Whether a write was refused.
+    /// Whether a write was refused: the `failing_at` point was reached, or
+    /// a scheduled crash happened.
     pub fn tripped(&self) -> bool {
-        self.fail_at
-            .is_some_and(|n| self.attempted.load(Ordering::Relaxed) >= n)
+        self.crashed()
+            || self
+                .fail_at
+                .is_some_and(|n| self.attempted.load(Ordering::Relaxed) >= n)
     }
 
-    fn read(&self) {
-        self.reads.fetch_add(1, Ordering::Relaxed);
+    /// Whether a scheduled crash happened.
+    pub fn crashed(&self) -> bool {
+        self.crashed.load(Ordering::Relaxed)
     }
 
-    fn write<T>(&self, f: impl FnOnce() -> StoreResult<T>) -> StoreResult<T> {
+    /// The faults injected so far, in order.
+    pub fn injected(&self) -> Vec<Injection> {
+        self.injected
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn note(&self, operation: &'static str, number: usize, fault: Fault) {
+        self.injected
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Injection {
+                operation,
+                number,
+                fault,
+            });
+    }
+
+    /// A read that cannot be stale (a get, or resources).
+    fn read<T>(
+        &self,
+        operation: &'static str,
+        f: impl FnOnce() -> StoreResult<T>,
+    ) -> StoreResult<T> {
+        let n = self.reads.fetch_add(1, Ordering::Relaxed) + 1;
+        match self.schedule.read_fault(n) {
+            Some(ReadFault::Error) => {
+                self.note(operation, n, Fault::Read(ReadFault::Error));
+                Err(transient(format!("{operation} (read #{n})")))
+            }
+            _ => f(),
+        }
+    }
+
+    /// A list call: may fail, or return the answer the same call (`key`)
+    /// gave the previous time.
+    fn list<T: Clone + Send + 'static>(
+        &self,
+        operation: &'static str,
+        key: String,
+        f: impl FnOnce() -> StoreResult<T>,
+    ) -> StoreResult<T> {
+        let n = self.reads.fetch_add(1, Ordering::Relaxed) + 1;
+        let fault = self.schedule.read_fault(n);
+        if fault == Some(ReadFault::Error) {
+            self.note(operation, n, Fault::Read(ReadFault::Error));
+            return Err(transient(format!("{operation} (read #{n})")));
+        }
+        let fresh = f()?;
+        if !self.schedule.may_be_stale() {
+            return Ok(fresh);
+        }
+        let previous = self
+            .answers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, Box::new(fresh.clone()));
+        if fault == Some(ReadFault::Stale) {
+            if let Some(old) = previous.and_then(|b| b.downcast::<T>().ok()) {
+                self.note(operation, n, Fault::Read(ReadFault::Stale));
+                return Ok(*old);
+            }
+        }
+        Ok(fresh)
+    }
+
+    fn write<T>(
+        &self,
+        operation: &'static str,
+        f: impl FnOnce() -> StoreResult<T>,
+    ) -> StoreResult<T> {
         let n = self.attempted.fetch_add(1, Ordering::Relaxed) + 1;
-        if self.fail_at.is_some_and(|at| n >= at) {
+        if self.fail_at.is_some_and(|at| n >= at) || self.crashed() {
+            self.note(operation, n, Fault::Refused);
             return Err(StoreError::Injected(n));
+        }
+        let fault = self.schedule.write_fault(n);
+        if let Some(fault) = fault {
+            self.note(operation, n, Fault::Write(fault));
+            if fault.is_crash() {
+                self.crashed.store(true, Ordering::Relaxed);
+            }
+            match fault {
+                WriteFault::CrashBefore => return Err(StoreError::Injected(n)),
+                WriteFault::ErrorBefore => {
+                    return Err(transient(format!("{operation} (write #{n})")))
+                }
+                WriteFault::Conflict => {
+                    return Err(StoreError::Conflict(format!(
+                        "{operation} (write #{n}): the object has been modified; \
+                         please apply your changes to the latest version and try again"
+                    )))
+                }
+                WriteFault::CrashAfter | WriteFault::ErrorAfter => {}
+            }
         }
         let out = f();
         if out.is_ok() {
             self.writes.fetch_add(1, Ordering::Relaxed);
         }
-        out
+        match fault {
+            Some(WriteFault::CrashAfter) => Err(StoreError::Injected(n)),
+            Some(WriteFault::ErrorAfter) => {
+                Err(transient(format!("{operation} (write #{n}, answer lost)")))
+            }
+            _ => out,
+        }
     }
 }
 
@@ -91,20 +452,25 @@ impl<S> Faulty<S> {
     pub fn new(inner: S, plan: Arc<FaultPlan>) -> Self {
         Faulty { inner, plan }
     }
+
+    /// The plan.
+    pub fn plan(&self) -> &Arc<FaultPlan> {
+        &self.plan
+    }
 }
 
 impl<S: PackageRevisionStore> PackageRevisionStore for Faulty<S> {
     fn list(&self, namespace: &str, filter: &PrFilter) -> StoreResult<Vec<PackageRevision>> {
-        self.plan.read();
-        self.inner.list(namespace, filter)
+        let key = format!("PackageRevision {namespace} {filter:?}");
+        self.plan
+            .list("list", key, || self.inner.list(namespace, filter))
     }
     fn get(&self, namespace: &str, name: &str) -> StoreResult<PackageRevision> {
-        self.plan.read();
-        self.inner.get(namespace, name)
+        self.plan.read("get", || self.inner.get(namespace, name))
     }
     fn resources(&self, namespace: &str, name: &str) -> StoreResult<PackageRevisionResources> {
-        self.plan.read();
-        self.inner.resources(namespace, name)
+        self.plan
+            .read("resources", || self.inner.resources(namespace, name))
     }
     fn update_resources(
         &self,
@@ -112,14 +478,17 @@ impl<S: PackageRevisionStore> PackageRevisionStore for Faulty<S> {
         name: &str,
         files: &Files,
     ) -> StoreResult<PackageRevision> {
-        self.plan
-            .write(|| self.inner.update_resources(ns, name, files))
+        self.plan.write("update_resources", || {
+            self.inner.update_resources(ns, name, files)
+        })
     }
     fn create(&self, new: NewRevision) -> StoreResult<PackageRevision> {
-        self.plan.write(|| self.inner.create(new))
+        self.plan.write("create", || self.inner.create(new))
     }
     fn update_lifecycle(&self, ns: &str, name: &str, l: Lifecycle) -> StoreResult<PackageRevision> {
-        self.plan.write(|| self.inner.update_lifecycle(ns, name, l))
+        self.plan.write("update_lifecycle", || {
+            self.inner.update_lifecycle(ns, name, l)
+        })
     }
     fn update_metadata(
         &self,
@@ -127,49 +496,208 @@ impl<S: PackageRevisionStore> PackageRevisionStore for Faulty<S> {
         name: &str,
         m: &ObjectMeta,
     ) -> StoreResult<PackageRevision> {
-        self.plan.write(|| self.inner.update_metadata(ns, name, m))
+        self.plan.write("update_metadata", || {
+            self.inner.update_metadata(ns, name, m)
+        })
     }
     fn delete(&self, namespace: &str, name: &str) -> StoreResult<()> {
-        self.plan.write(|| self.inner.delete(namespace, name))
+        self.plan
+            .write("delete", || self.inner.delete(namespace, name))
     }
 }
 
 impl<S: ObjectStore> ObjectStore for Faulty<S> {
     fn list_package_variants(&self, namespace: Option<&str>) -> StoreResult<Vec<PackageVariant>> {
-        self.plan.read();
-        self.inner.list_package_variants(namespace)
+        let key = format!("PackageVariant {namespace:?}");
+        self.plan.list("list_package_variants", key, || {
+            self.inner.list_package_variants(namespace)
+        })
     }
     fn create_package_variant(&self, pv: &PackageVariant) -> StoreResult<PackageVariant> {
-        self.plan.write(|| self.inner.create_package_variant(pv))
+        self.plan.write("create_package_variant", || {
+            self.inner.create_package_variant(pv)
+        })
     }
     fn update_package_variant(&self, pv: &PackageVariant) -> StoreResult<PackageVariant> {
-        self.plan.write(|| self.inner.update_package_variant(pv))
+        self.plan.write("update_package_variant", || {
+            self.inner.update_package_variant(pv)
+        })
     }
     fn update_package_variant_status(&self, pv: &PackageVariant) -> StoreResult<()> {
-        self.plan
-            .write(|| self.inner.update_package_variant_status(pv))
+        self.plan.write("update_package_variant_status", || {
+            self.inner.update_package_variant_status(pv)
+        })
     }
     fn delete_package_variant(&self, namespace: &str, name: &str) -> StoreResult<()> {
-        self.plan
-            .write(|| self.inner.delete_package_variant(namespace, name))
+        self.plan.write("delete_package_variant", || {
+            self.inner.delete_package_variant(namespace, name)
+        })
     }
     fn list_package_variant_sets(
         &self,
         namespace: Option<&str>,
     ) -> StoreResult<Vec<PackageVariantSet>> {
-        self.plan.read();
-        self.inner.list_package_variant_sets(namespace)
+        let key = format!("PackageVariantSet {namespace:?}");
+        self.plan.list("list_package_variant_sets", key, || {
+            self.inner.list_package_variant_sets(namespace)
+        })
     }
     fn update_package_variant_set_status(&self, pvs: &PackageVariantSet) -> StoreResult<()> {
-        self.plan
-            .write(|| self.inner.update_package_variant_set_status(pvs))
+        self.plan.write("update_package_variant_set_status", || {
+            self.inner.update_package_variant_set_status(pvs)
+        })
     }
     fn list_repositories(&self, namespace: &str) -> StoreResult<Vec<Repository>> {
-        self.plan.read();
-        self.inner.list_repositories(namespace)
+        let key = format!("Repository {namespace}");
+        self.plan.list("list_repositories", key, || {
+            self.inner.list_repositories(namespace)
+        })
     }
     fn list_objects(&self, namespace: &str) -> StoreResult<Vec<Value>> {
-        self.plan.read();
-        self.inner.list_objects(namespace)
+        let key = format!("objects {namespace}");
+        self.plan
+            .list("list_objects", key, || self.inner.list_objects(namespace))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::memory::{MemoryObjects, MemoryRevisions};
+
+    fn draft(ws: &str) -> NewRevision {
+        let mut pr = PackageRevision::default();
+        pr.metadata.namespace = "ns".into();
+        pr.spec.repository = "r".into();
+        pr.spec.package_name = "p".into();
+        pr.spec.workspace_name = ws.into();
+        NewRevision {
+            revision: pr,
+            files: Files::new(),
+            upstream_lock: None,
+        }
+    }
+
+    fn names(store: &impl PackageRevisionStore) -> Vec<String> {
+        store
+            .list("ns", &PrFilter::default())
+            .unwrap()
+            .into_iter()
+            .map(|p| p.metadata.name)
+            .collect()
+    }
+
+    #[test]
+    fn failing_at_refuses_from_the_nth_write_on() {
+        let mem = MemoryRevisions::new();
+        let plan = FaultPlan::failing_at(2);
+        let s = Faulty::new(&mem, plan.clone());
+        assert!(s.create(draft("a")).is_ok());
+        assert!(!plan.tripped());
+        assert!(matches!(s.create(draft("b")), Err(StoreError::Injected(2))));
+        assert!(matches!(s.create(draft("c")), Err(StoreError::Injected(3))));
+        assert!(plan.tripped());
+        assert_eq!(names(&mem), vec!["r.p.a"]);
+        assert_eq!(plan.counts().writes, 1);
+    }
+
+    #[test]
+    fn each_write_fault_does_what_it_says() {
+        for fault in WriteFault::ALL {
+            let mem = MemoryRevisions::new();
+            let plan = FaultPlan::scheduled(FaultSchedule::new().write(1, fault));
+            let s = Faulty::new(&mem, plan.clone());
+            let err = s.create(draft("a")).unwrap_err();
+            assert_eq!(
+                matches!(err, StoreError::Injected(1)),
+                fault.is_crash(),
+                "{fault:?}: {err}"
+            );
+            assert_eq!(
+                matches!(err, StoreError::Conflict(_)),
+                fault == WriteFault::Conflict
+            );
+            let written = !names(&mem).is_empty();
+            assert_eq!(written, fault.writes(), "{fault:?}");
+            assert_eq!(plan.crashed(), fault.is_crash());
+            // After a crash the process is gone: no later write succeeds.
+            let next = s.create(draft("b"));
+            assert_eq!(next.is_err(), fault.is_crash(), "{fault:?}: {next:?}");
+            assert_eq!(plan.injected()[0].fault, Fault::Write(fault));
+        }
+    }
+
+    #[test]
+    fn a_stale_list_returns_the_previous_answer_of_the_same_call() {
+        let mem = MemoryRevisions::new();
+        let plan = FaultPlan::scheduled(
+            FaultSchedule::new()
+                .read(1, ReadFault::Stale)
+                .read(3, ReadFault::Stale)
+                .read(4, ReadFault::Error),
+        );
+        let s = Faulty::new(&mem, plan.clone());
+        // No previous answer: fresh.
+        assert!(names(&s).is_empty());
+        s.create(draft("a")).unwrap();
+        // Read 2 is fresh and remembered; read 3 lags behind the write.
+        assert_eq!(names(&s), vec!["r.p.a"]);
+        s.create(draft("b")).unwrap();
+        assert_eq!(names(&s), vec!["r.p.a"]);
+        assert!(s.list("ns", &PrFilter::default()).is_err());
+        assert_eq!(names(&s), vec!["r.p.a", "r.p.b"]);
+        // Another filter is another call.
+        let other = PrFilter::package("r", "p");
+        assert_eq!(s.list("ns", &other).unwrap().len(), 2);
+        assert_eq!(plan.injected().len(), 2);
+        assert_eq!(plan.counts().reads, 6);
+    }
+
+    #[test]
+    fn seeded_faults_are_deterministic_and_follow_the_rate() {
+        let seeded = SeededFaults {
+            seed: 42,
+            write_per_mille: 250,
+            read_per_mille: 0,
+            write_faults: WriteFault::ALL.to_vec(),
+            read_faults: ReadFault::ALL.to_vec(),
+        };
+        let a = FaultSchedule::new().with_seeded(seeded.clone());
+        let b = FaultSchedule::new().with_seeded(seeded);
+        let drawn: Vec<_> = (1..=2000).map(|n| a.write_fault(n)).collect();
+        assert_eq!(
+            drawn,
+            (1..=2000).map(|n| b.write_fault(n)).collect::<Vec<_>>()
+        );
+        let faulty = drawn.iter().filter(|f| f.is_some()).count();
+        assert!((400..600).contains(&faulty), "{faulty}");
+        for f in WriteFault::ALL {
+            assert!(drawn.contains(&Some(f)), "{f:?} drawn");
+        }
+        assert!((1..=2000).all(|n| a.read_fault(n).is_none()));
+        assert!(!a.may_be_stale());
+        assert!(!a.is_empty());
+        assert!(FaultSchedule::new().is_empty());
+        // Explicit faults win.
+        let c = a.clone().write(1, WriteFault::Conflict);
+        assert_eq!(c.write_fault(1), Some(WriteFault::Conflict));
+    }
+
+    #[test]
+    fn object_store_calls_are_wrapped_too() {
+        let objects = MemoryObjects::new("now");
+        let plan = FaultPlan::scheduled(FaultSchedule::new().write(1, WriteFault::ErrorAfter));
+        let s = Faulty::new(&objects, plan.clone());
+        let mut pv = PackageVariant::default();
+        pv.metadata.name = "x".into();
+        assert!(s.create_package_variant(&pv).is_err());
+        assert_eq!(s.list_package_variants(None).unwrap().len(), 1, "written");
+        assert_eq!(
+            plan.counts(),
+            CallCounts {
+                reads: 1,
+                writes: 1
+            }
+        );
     }
 }

@@ -275,6 +275,39 @@ struct Objects {
     sets: BTreeMap<(String, String), PackageVariantSet>,
     repos: BTreeMap<(String, String), Repository>,
     other: BTreeMap<(String, String, String), Value>,
+    /// The last resourceVersion handed out.
+    version: u64,
+}
+
+impl Objects {
+    /// Stamps the next resourceVersion on `meta` (when versions are kept).
+    fn stamp(&mut self, on: bool, meta: &mut ObjectMeta) {
+        if on {
+            self.version += 1;
+            meta.resource_version = self.version.to_string();
+        }
+    }
+}
+
+/// Optimistic concurrency: an update carrying a resourceVersion other than
+/// the current one was made from an outdated read.
+fn check_version(
+    on: bool,
+    kind: &str,
+    current: &ObjectMeta,
+    incoming: &ObjectMeta,
+) -> StoreResult<()> {
+    if on
+        && !incoming.resource_version.is_empty()
+        && incoming.resource_version != current.resource_version
+    {
+        return Err(StoreError::Conflict(format!(
+            "{kind} {}/{}: the object has been modified (resourceVersion {} is not {}); \
+             please apply your changes to the latest version and try again",
+            current.namespace, current.name, incoming.resource_version, current.resource_version
+        )));
+    }
+    Ok(())
 }
 
 /// Objects in memory with Kubernetes semantics (UIDs, finalizers,
@@ -284,6 +317,9 @@ pub struct MemoryObjects {
     objects: Mutex<Objects>,
     /// The time stamped on deletions.
     pub now: String,
+    /// Whether writes stamp resourceVersions and updates are checked
+    /// against them.
+    versions: bool,
 }
 
 fn key(meta: &ObjectMeta) -> (String, String) {
@@ -305,6 +341,20 @@ impl MemoryObjects {
         MemoryObjects {
             objects: Mutex::default(),
             now: now.to_string(),
+            versions: false,
+        }
+    }
+
+    /// No objects; deletions stamped with `now`; with the API server's
+    /// optimistic concurrency: every write (including the `put_*` of a
+    /// user) stamps a new `metadata.resourceVersion`, and an update or
+    /// status write carrying a resourceVersion other than the current one
+    /// is refused as [`StoreError::Conflict`] (one made from a stale read).
+    /// An update without a resourceVersion is not checked.
+    pub fn with_resource_versions(now: &str) -> Self {
+        MemoryObjects {
+            versions: true,
+            ..Self::new(now)
         }
     }
 
@@ -320,7 +370,9 @@ impl MemoryObjects {
             pv.metadata.uid =
                 stable_uid("PackageVariant", &pv.metadata.namespace, &pv.metadata.name);
         }
-        self.lock().pvs.insert(key(&pv.metadata), pv);
+        let mut objects = self.lock();
+        objects.stamp(self.versions, &mut pv.metadata);
+        objects.pvs.insert(key(&pv.metadata), pv);
     }
 
     /// Puts a PackageVariantSet as is (namespace and UID defaulted).
@@ -333,7 +385,9 @@ impl MemoryObjects {
                 &pvs.metadata.name,
             );
         }
-        self.lock().sets.insert(key(&pvs.metadata), pvs);
+        let mut objects = self.lock();
+        objects.stamp(self.versions, &mut pvs.metadata);
+        objects.sets.insert(key(&pvs.metadata), pvs);
     }
 
     /// Removes a PackageVariantSet (no finalizers: gone at once).
@@ -346,7 +400,17 @@ impl MemoryObjects {
     /// Puts a Repository.
     pub fn put_repository(&self, mut repo: Repository) {
         repo.metadata.namespace = ns_or_default(&repo.metadata.namespace);
-        self.lock().repos.insert(key(&repo.metadata), repo);
+        let mut objects = self.lock();
+        objects.stamp(self.versions, &mut repo.metadata);
+        objects.repos.insert(key(&repo.metadata), repo);
+    }
+
+    /// Removes a Repository (unregisters it; its revisions stay where
+    /// they are).
+    pub fn remove_repository(&self, namespace: &str, name: &str) {
+        self.lock()
+            .repos
+            .remove(&(namespace.to_string(), name.to_string()));
     }
 
     /// Puts any other object (JSON with apiVersion, kind, metadata).
@@ -397,12 +461,14 @@ impl ObjectStore for MemoryObjects {
                 k.0, k.1
             )));
         }
+        objects.stamp(self.versions, &mut pv.metadata);
         objects.pvs.insert(k, pv.clone());
         Ok(pv)
     }
 
     fn update_package_variant(&self, pv: &PackageVariant) -> StoreResult<PackageVariant> {
-        let mut objects = self.lock();
+        let mut guard = self.lock();
+        let objects = &mut *guard;
         let k = key(&pv.metadata);
         let current = objects
             .pvs
@@ -412,11 +478,21 @@ impl ObjectStore for MemoryObjects {
                 namespace: k.0.clone(),
                 name: k.1.clone(),
             })?;
+        check_version(
+            self.versions,
+            "PackageVariant",
+            &current.metadata,
+            &pv.metadata,
+        )?;
         let status = std::mem::take(&mut current.status);
         let deletion = current.metadata.deletion_timestamp.clone();
         *current = pv.clone();
         current.status = status;
         current.metadata.deletion_timestamp = deletion;
+        if self.versions {
+            objects.version += 1;
+            current.metadata.resource_version = objects.version.to_string();
+        }
         let out = current.clone();
         if out.metadata.deletion_timestamp.is_some() && out.metadata.finalizers.is_empty() {
             objects.pvs.remove(&k);
@@ -425,7 +501,8 @@ impl ObjectStore for MemoryObjects {
     }
 
     fn update_package_variant_status(&self, pv: &PackageVariant) -> StoreResult<()> {
-        let mut objects = self.lock();
+        let mut guard = self.lock();
+        let objects = &mut *guard;
         let k = key(&pv.metadata);
         let current = objects
             .pvs
@@ -435,7 +512,17 @@ impl ObjectStore for MemoryObjects {
                 namespace: k.0.clone(),
                 name: k.1.clone(),
             })?;
+        check_version(
+            self.versions,
+            "PackageVariant",
+            &current.metadata,
+            &pv.metadata,
+        )?;
         current.status = pv.status.clone();
+        if self.versions {
+            objects.version += 1;
+            current.metadata.resource_version = objects.version.to_string();
+        }
         Ok(())
     }
 
@@ -453,6 +540,13 @@ impl ObjectStore for MemoryObjects {
             objects.pvs.remove(&k);
         } else if current.metadata.deletion_timestamp.is_none() {
             current.metadata.deletion_timestamp = Some(self.now.clone());
+            if self.versions {
+                objects.version += 1;
+                let v = objects.version.to_string();
+                if let Some(pv) = objects.pvs.get_mut(&k) {
+                    pv.metadata.resource_version = v;
+                }
+            }
         }
         Ok(())
     }
@@ -471,7 +565,8 @@ impl ObjectStore for MemoryObjects {
     }
 
     fn update_package_variant_set_status(&self, pvs: &PackageVariantSet) -> StoreResult<()> {
-        let mut objects = self.lock();
+        let mut guard = self.lock();
+        let objects = &mut *guard;
         let k = key(&pvs.metadata);
         let current = objects
             .sets
@@ -481,7 +576,17 @@ impl ObjectStore for MemoryObjects {
                 namespace: k.0.clone(),
                 name: k.1.clone(),
             })?;
+        check_version(
+            self.versions,
+            "PackageVariantSet",
+            &current.metadata,
+            &pvs.metadata,
+        )?;
         current.status = pvs.status.clone();
+        if self.versions {
+            objects.version += 1;
+            current.metadata.resource_version = objects.version.to_string();
+        }
         Ok(())
     }
 
@@ -503,5 +608,67 @@ impl ObjectStore for MemoryObjects {
             .filter(|((ns, _, _), _)| ns == namespace)
             .map(|(_, o)| o.clone())
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pv(name: &str) -> PackageVariant {
+        let mut pv = PackageVariant::default();
+        pv.metadata.name = name.into();
+        pv.metadata.namespace = "ns".into();
+        pv
+    }
+
+    #[test]
+    fn resource_versions_refuse_updates_made_from_a_stale_read() {
+        let objects = MemoryObjects::with_resource_versions("now");
+        let created = objects.create_package_variant(&pv("a")).unwrap();
+        assert_eq!(created.metadata.resource_version, "1");
+        let read = objects.list_package_variants(None).unwrap().remove(0);
+        let mut first = read.clone();
+        first.metadata.finalizers.push("f".into());
+        let updated = objects.update_package_variant(&first).unwrap();
+        assert_eq!(updated.metadata.resource_version, "2");
+        // The same read again: outdated.
+        let mut second = read.clone();
+        second.spec.deletion_policy = "orphan".into();
+        assert!(matches!(
+            objects.update_package_variant(&second),
+            Err(StoreError::Conflict(_))
+        ));
+        assert!(matches!(
+            objects.update_package_variant_status(&read),
+            Err(StoreError::Conflict(_))
+        ));
+        // No resourceVersion: not checked.
+        let mut blind = second.clone();
+        blind.metadata.resource_version.clear();
+        blind.metadata.finalizers.push("f".into());
+        assert!(objects.update_package_variant(&blind).is_ok());
+        // Marking for deletion is a write too.
+        let before = objects.package_variant("ns", "a").unwrap();
+        objects.delete_package_variant("ns", "a").unwrap();
+        let marked = objects.package_variant("ns", "a").unwrap();
+        assert!(marked.metadata.deletion_timestamp.is_some());
+        assert_ne!(
+            marked.metadata.resource_version,
+            before.metadata.resource_version
+        );
+    }
+
+    #[test]
+    fn without_resource_versions_nothing_is_stamped_or_checked() {
+        let objects = MemoryObjects::new("now");
+        let created = objects.create_package_variant(&pv("a")).unwrap();
+        assert!(created.metadata.resource_version.is_empty());
+        let mut stale = created.clone();
+        stale.metadata.resource_version = "41".into();
+        assert!(objects.update_package_variant(&stale).is_ok());
+        objects.put_repository(Repository::default());
+        objects.remove_repository("default", "");
+        assert!(objects.list_repositories("default").unwrap().is_empty());
     }
 }

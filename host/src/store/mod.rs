@@ -7,8 +7,8 @@
 //! [`ObjectStore`]. Backends:
 //! * [`git`] — Porch's Git layout on local repositories;
 //! * [`memory`] — the same semantics in memory, for fast tests;
-//! * [`faulty`] — a wrapper that counts calls and can fail the N-th write
-//!   (a process killed between two writes).
+//! * [`faulty`] — a wrapper that counts calls and injects faults: a crash
+//!   before or after any write, errors, conflicts, stale list answers.
 //!
 //! Every write method is atomic on its own: it happens completely or not
 //! at all (the Git backend orders its ref updates so that an interrupted
@@ -77,8 +77,9 @@ pub enum StoreError {
         /// What was wrong.
         message: String,
     },
-    /// A write refused on purpose by [`faulty::Faulty`] (the simulated
-    /// process was killed before this write).
+    /// A simulated crash injected by [`faulty::Faulty`]: the process was
+    /// killed before this write, or right after it (the write happened but
+    /// nobody saw the answer); every later write of the run is refused.
     #[error("injected failure at store write #{0}")]
     Injected(usize),
 }
