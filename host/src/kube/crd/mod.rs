@@ -12,10 +12,9 @@
 
 pub mod drift;
 pub mod kpt;
-pub mod v1alpha1;
 
 use pv_core::api::package_variant::{PackageVariantSpec, PackageVariantStatus};
-use pv_core::variantset::types::{PackageVariantSetSpec, PackageVariantSetStatus};
+use pv_core::variantset::types::{v1alpha1, PackageVariantSetSpec, PackageVariantSetStatus};
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
 use serde_json::{json, Map, Value};
