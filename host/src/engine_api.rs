@@ -2,7 +2,8 @@
 //! PackageVariant plan, the PackageVariantSet render) and every package
 //! edit (mutations, clone, upgrade merge) goes through [`Core`].
 //!
-//! Two implementations:
+//! [`Core`] is written once over [`Exports`], the component's exports at the
+//! level of its records, which two cores provide:
 //! * [`ComponentCore`] — the embedded WebAssembly component (the default
 //!   of the CLI);
 //! * [`NativeCore`] — the same core compiled into this binary
@@ -18,7 +19,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::component::{types as wit, ComponentError, CoreComponent};
+use crate::component::{native, types as wit, ComponentError, CoreComponent};
 use crate::store::Files;
 
 /// A call into the core produced no answer.
@@ -452,18 +453,44 @@ fn decode_upgrade(r: Result<wit::UpgradeOutcome, String>) -> Result<MergeOutcome
     })
 }
 
-/// The core compiled into this binary.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NativeCore;
+/// The component's exports at the level of its records: what
+/// [`NativeCore`] and [`ComponentCore`] each provide. [`Core`] is
+/// implemented once over it, so both cores convert arguments and answers
+/// with the same code.
+pub trait Exports {
+    /// `plan-reconcile`.
+    fn plan_records(
+        &self,
+        input: &wit::PlanInput,
+    ) -> CoreResult<Result<wit::ReconcilePlan, String>>;
+    /// `apply-mutations`.
+    fn mutation_records(
+        &self,
+        input: &wit::MutationInput,
+    ) -> CoreResult<Result<wit::MutationOutcome, wit::MutationError>>;
+    /// `render-package-variant-set`.
+    fn render_records(
+        &self,
+        input: &wit::RenderInput,
+    ) -> CoreResult<Result<wit::RenderOutcome, wit::RenderError>>;
+    /// `clone-package`.
+    fn clone_records(&self, input: &wit::CloneInput) -> CoreResult<Result<Vec<wit::File>, String>>;
+    /// `upgrade-package`.
+    fn upgrade_records(
+        &self,
+        input: &wit::UpgradeInput,
+    ) -> CoreResult<Result<wit::UpgradeOutcome, String>>;
+    /// A short name for messages (`component` or `native`).
+    fn core_name(&self) -> &'static str;
+}
 
-impl Core for NativeCore {
+impl<T: Exports> Core for T {
     fn plan(&self, pv: &PackageVariant, prs: &[PackageRevision], now: &str) -> CoreResult<Plan> {
         let input = plan_input(pv, prs, now)?;
-        let plan =
-            crate::component::native::plan_reconcile(&input).map_err(|m| CoreError::Decode {
-                operation: "plan-reconcile",
-                message: m,
-            })?;
+        let plan = self.plan_records(&input)?.map_err(|m| CoreError::Decode {
+            operation: "plan-reconcile",
+            message: m,
+        })?;
         decode_plan(plan)
     }
 
@@ -476,12 +503,12 @@ impl Core for NativeCore {
         candidates: &[Value],
     ) -> CoreResult<Result<Mutated, String>> {
         let input = mutation_input(pv, namespace, name, files, candidates)?;
-        decode_mutations(crate::component::native::apply_mutations(&input))
+        decode_mutations(self.mutation_records(&input)?)
     }
 
     fn render_set(&self, input: SetInput<'_>) -> CoreResult<Result<SetRender, SetFailure>> {
         let input = render_input(input)?;
-        decode_render(crate::component::native::render_package_variant_set(&input))
+        decode_render(self.render_records(&input)?)
     }
 
     fn clone_package(
@@ -491,9 +518,7 @@ impl Core for NativeCore {
         source: &UpstreamSource,
     ) -> CoreResult<Result<Files, String>> {
         let input = clone_input(upstream, package, source);
-        Ok(decode_clone(crate::component::native::clone_package(
-            &input,
-        )))
+        Ok(decode_clone(self.clone_records(&input)?))
     }
 
     fn upgrade_package(
@@ -504,12 +529,52 @@ impl Core for NativeCore {
         source: &UpstreamSource,
     ) -> CoreResult<Result<MergeOutcome, String>> {
         let input = upgrade_input(old_upstream, new_upstream, local, source);
-        Ok(decode_upgrade(crate::component::native::upgrade_package(
-            &input,
-        )))
+        Ok(decode_upgrade(self.upgrade_records(&input)?))
     }
 
     fn name(&self) -> &'static str {
+        self.core_name()
+    }
+}
+
+/// The core compiled into this binary.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NativeCore;
+
+impl Exports for NativeCore {
+    fn plan_records(
+        &self,
+        input: &wit::PlanInput,
+    ) -> CoreResult<Result<wit::ReconcilePlan, String>> {
+        Ok(native::plan_reconcile(input))
+    }
+
+    fn mutation_records(
+        &self,
+        input: &wit::MutationInput,
+    ) -> CoreResult<Result<wit::MutationOutcome, wit::MutationError>> {
+        Ok(native::apply_mutations(input))
+    }
+
+    fn render_records(
+        &self,
+        input: &wit::RenderInput,
+    ) -> CoreResult<Result<wit::RenderOutcome, wit::RenderError>> {
+        Ok(native::render_package_variant_set(input))
+    }
+
+    fn clone_records(&self, input: &wit::CloneInput) -> CoreResult<Result<Vec<wit::File>, String>> {
+        Ok(native::clone_package(input))
+    }
+
+    fn upgrade_records(
+        &self,
+        input: &wit::UpgradeInput,
+    ) -> CoreResult<Result<wit::UpgradeOutcome, String>> {
+        Ok(native::upgrade_package(input))
+    }
+
+    fn core_name(&self) -> &'static str {
         "native"
     }
 }
@@ -525,58 +590,40 @@ impl ComponentCore {
     }
 }
 
-impl Core for ComponentCore {
-    fn plan(&self, pv: &PackageVariant, prs: &[PackageRevision], now: &str) -> CoreResult<Plan> {
-        let input = plan_input(pv, prs, now)?;
-        let plan = self
-            .0
-            .plan_reconcile(&input)?
-            .map_err(|m| CoreError::Decode {
-                operation: "plan-reconcile",
-                message: m,
-            })?;
-        decode_plan(plan)
-    }
-
-    fn apply_mutations(
+impl Exports for ComponentCore {
+    fn plan_records(
         &self,
-        pv: &PackageVariant,
-        namespace: &str,
-        name: &str,
-        files: &Files,
-        candidates: &[Value],
-    ) -> CoreResult<Result<Mutated, String>> {
-        let input = mutation_input(pv, namespace, name, files, candidates)?;
-        decode_mutations(self.0.apply_mutations(&input)?)
+        input: &wit::PlanInput,
+    ) -> CoreResult<Result<wit::ReconcilePlan, String>> {
+        Ok(self.0.plan_reconcile(input)?)
     }
 
-    fn render_set(&self, input: SetInput<'_>) -> CoreResult<Result<SetRender, SetFailure>> {
-        let input = render_input(input)?;
-        decode_render(self.0.render_package_variant_set(&input)?)
-    }
-
-    fn clone_package(
+    fn mutation_records(
         &self,
-        upstream: &Files,
-        package: &str,
-        source: &UpstreamSource,
-    ) -> CoreResult<Result<Files, String>> {
-        let input = clone_input(upstream, package, source);
-        Ok(decode_clone(self.0.clone_package(&input)?))
+        input: &wit::MutationInput,
+    ) -> CoreResult<Result<wit::MutationOutcome, wit::MutationError>> {
+        Ok(self.0.apply_mutations(input)?)
     }
 
-    fn upgrade_package(
+    fn render_records(
         &self,
-        old_upstream: &Files,
-        new_upstream: &Files,
-        local: &Files,
-        source: &UpstreamSource,
-    ) -> CoreResult<Result<MergeOutcome, String>> {
-        let input = upgrade_input(old_upstream, new_upstream, local, source);
-        Ok(decode_upgrade(self.0.upgrade_package(&input)?))
+        input: &wit::RenderInput,
+    ) -> CoreResult<Result<wit::RenderOutcome, wit::RenderError>> {
+        Ok(self.0.render_package_variant_set(input)?)
     }
 
-    fn name(&self) -> &'static str {
+    fn clone_records(&self, input: &wit::CloneInput) -> CoreResult<Result<Vec<wit::File>, String>> {
+        Ok(self.0.clone_package(input)?)
+    }
+
+    fn upgrade_records(
+        &self,
+        input: &wit::UpgradeInput,
+    ) -> CoreResult<Result<wit::UpgradeOutcome, String>> {
+        Ok(self.0.upgrade_package(input)?)
+    }
+
+    fn core_name(&self) -> &'static str {
         "component"
     }
 }
