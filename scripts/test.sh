@@ -4,17 +4,28 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+# Free disk at each stage, so a machine running short says so in the log.
+disk() { df -h . | awk 'NR == 2 { print "   (disk: " $4 " free)" }'; }
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
+disk
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+disk
 echo "== kpt-ABI wasm modules (the golden tests run them under node)"
 scripts/build-kpt-wasm.sh
+# The golden tests use these modules instead of rebuilding them.
+export PV_KPT_WASM_DIR="$PWD/target/kpt-wasm"
+disk
 echo "== cargo test (libraries, binaries, tests, benchmarks run once, examples)"
 cargo test --workspace --all-targets --locked
+disk
 echo "== doc tests"
 cargo test --workspace --doc --locked
+disk
 echo "== fuzz targets, a bounded run of each (cargo fuzz, nightly)"
 scripts/fuzz.sh 10
+disk
 echo "== playground: unit tests and the end-to-end test in Chromium"
 scripts/playground-test.sh --no-cargo
+disk
