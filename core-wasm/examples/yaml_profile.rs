@@ -9,6 +9,20 @@ fn main() {
     let iterations: usize = args.get(2).and_then(|n| n.parse().ok()).unwrap_or(20);
     let input = std::fs::read_to_string(args.get(3).map_or("/tmp/pkg.yaml", String::as_str))
         .expect("input file");
+    if mode == "dump" {
+        // Writes the reformatted input to the path given as the iteration
+        // count's successor (for byte-for-byte comparisons).
+        let out = yaml::reformat(&input).expect("round-trips");
+        let out2 = yaml::emit_stream(
+            &yaml::parse_stream(&input).expect("parses"),
+            yaml::Format::Kyaml,
+        )
+        .expect("emits");
+        assert_eq!(out, out2, "reformat differs from emit_stream(parse_stream)");
+        let path = args.get(4).map_or("/tmp/reformatted.yaml", String::as_str);
+        std::fs::write(path, out).expect("output file");
+        return;
+    }
     let docs = yaml::parse_stream(&input).expect("parses");
     let start = std::time::Instant::now();
     for _ in 0..iterations {

@@ -27,6 +27,9 @@ pub(crate) struct Composer {
     /// Children of the open collections, innermost last: each collection's
     /// content is moved out in one piece when it ends.
     children: Vec<Node>,
+    /// The open collections of [`Composer::parse`] (empty between calls;
+    /// kept for its buffer).
+    stack: Vec<Frame>,
 }
 
 impl Composer {
@@ -39,6 +42,7 @@ impl Composer {
             anchors: HashSet::new(),
             started: false,
             children: Vec::new(),
+            stack: Vec::new(),
         })
     }
 
@@ -107,7 +111,17 @@ impl Composer {
     /// of the input never reaches the call stack. Finished nodes are built
     /// right on `children`, where their parent's content is collected.
     fn parse(&mut self) -> Result<Node> {
-        let mut stack: Vec<Frame> = Vec::new();
+        // The stack's buffer is kept for the next document.
+        let mut stack = std::mem::take(&mut self.stack);
+        stack.clear();
+        let result = self.parse_with(&mut stack);
+        stack.clear();
+        self.stack = stack;
+        result
+    }
+
+    /// [`Composer::parse`] with the (empty) stack of open collections.
+    fn parse_with(&mut self, stack: &mut Vec<Frame>) -> Result<Node> {
         loop {
             // Close finished collections, or open/read the next node.
             let ty = self.peek()?;
@@ -125,12 +139,12 @@ impl Composer {
                 (_, EventType::Alias) => self.alias()?,
                 (_, EventType::SequenceStart) => {
                     let node = self.sequence_start()?;
-                    self.push(&mut stack, node, false, EventType::SequenceEnd)?;
+                    self.push(stack, node, false, EventType::SequenceEnd)?;
                     continue;
                 }
                 (_, EventType::MappingStart) => {
                     let (node, block) = self.mapping_start()?;
-                    self.push(&mut stack, node, block, EventType::MappingEnd)?;
+                    self.push(stack, node, block, EventType::MappingEnd)?;
                     continue;
                 }
                 (None, EventType::DocumentStart) => return self.document(),

@@ -1389,10 +1389,16 @@ impl Emitter {
         let mut preceded_by_whitespace = true;
         let mut i = 0;
         while i < value.len() {
-            if i > 0 && PLAIN_BYTE[usize::from(value[i])] {
+            let plain = if i == 0 {
+                // A letter or digit is no indicator either.
+                value[i].is_ascii_alphanumeric()
+            } else {
+                PLAIN_BYTE[usize::from(value[i])]
+            };
+            if plain {
                 // Fast path: characters past the first that are no
-                // indicator, no space, no break and printable only reset
-                // these.
+                // indicator, no space, no break and printable (or a first
+                // letter or digit) only reset these.
                 previous_space = false;
                 previous_break = false;
                 preceded_by_whitespace = false;
@@ -1612,8 +1618,11 @@ impl Emitter {
         if self.foot_indent == indent {
             self.put_break();
         }
-        while self.column < indent {
-            self.put(b' ');
+        if self.column < indent {
+            // The spaces at once (`put` one by one in Go).
+            let spaces = (indent - self.column).unsigned_abs();
+            self.output.resize(self.output.len() + spaces, b' ');
+            self.column = indent;
         }
         self.whitespace = true;
         //self.indention = true;

@@ -24,6 +24,14 @@ impl Encoder {
         }
     }
 
+    /// An encoder writing with `options` into an output buffer of
+    /// `capacity` bytes (grown as needed).
+    pub(crate) fn with_capacity(options: EmitterOptions, capacity: usize) -> Encoder {
+        let mut encoder = Encoder::new(options);
+        encoder.emitter.output.reserve(capacity);
+        encoder
+    }
+
     fn emit(&mut self, event: Event) -> Result<()> {
         self.emitter.emit(event)
     }
@@ -67,7 +75,7 @@ impl Encoder {
         let mut force_quoting = false;
         if !tag.is_empty() && !node.style.contains(Style::TAGGED) {
             if node.kind == Kind::Scalar {
-                if stag == STR_TAG
+                if same_tag(&stag, STR_TAG)
                     && node.style.intersects(
                         Style::SINGLE_QUOTED
                             | Style::DOUBLE_QUOTED
@@ -78,9 +86,9 @@ impl Encoder {
                     tag = "";
                 } else {
                     let rtag = resolve_plain(&node.value);
-                    if rtag == stag {
+                    if same_tag(rtag, &stag) {
                         tag = "";
-                    } else if stag == STR_TAG {
+                    } else if same_tag(&stag, STR_TAG) {
                         tag = "";
                         force_quoting = true;
                     }
@@ -91,7 +99,7 @@ impl Encoder {
                     Kind::Sequence => SEQ_TAG,
                     _ => "",
                 };
-                if rtag == stag {
+                if same_tag(rtag, &stag) {
                     tag = "";
                 }
             }
@@ -150,25 +158,24 @@ impl Encoder {
                 })?;
                 // The foot comment of a key is written after its value, as
                 // the tail of the next key (or of the mapping end).
-                let mut tail = String::new();
+                let mut tail: &str = "";
                 for pair in node.content.chunks(2) {
                     let key = &pair[0];
-                    let foot = key.foot_comment.clone();
-                    if foot.is_empty() {
-                        self.node(key, &tail)?;
+                    if key.foot_comment.is_empty() {
+                        self.node(key, tail)?;
                     } else {
                         let mut copy = key.clone();
                         copy.foot_comment.clear();
-                        self.node(&copy, &tail)?;
+                        self.node(&copy, tail)?;
                     }
-                    tail = foot;
+                    tail = &key.foot_comment;
                     if let Some(value) = pair.get(1) {
                         self.node(value, "")?;
                     }
                 }
                 self.emit(Event {
                     typ: EventType::MappingEnd,
-                    tail_comment: tail.into_bytes(),
+                    tail_comment: tail.as_bytes().to_vec(),
                     line_comment: node.line_comment.as_bytes().to_vec(),
                     foot_comment: node.foot_comment.as_bytes().to_vec(),
                     ..Event::default()
@@ -196,7 +203,7 @@ impl Encoder {
                     ScalarStyle::Literal
                 } else if node.style.contains(Style::FOLDED) {
                     ScalarStyle::Folded
-                } else if node.value.contains('\n') {
+                } else if node.value.bytes().any(|b| b == b'\n') {
                     ScalarStyle::Literal
                 } else if force_quoting {
                     ScalarStyle::DoubleQuoted
@@ -226,6 +233,12 @@ impl Encoder {
             }
         }
     }
+}
+
+/// `a == b`, decided at once when both are the same (static) tag string.
+#[inline]
+fn same_tag(a: &str, b: &str) -> bool {
+    std::ptr::eq(a, b) || a == b
 }
 
 fn document_start(head_comment: &[u8]) -> Event {

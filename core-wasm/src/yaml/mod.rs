@@ -92,8 +92,27 @@ pub fn to_string(node: &Node) -> Result<String> {
 }
 
 /// Parses `input` and writes it back as kyaml would (`kpt fn` formatting).
+///
+/// The same as [`emit_stream`] of [`parse_stream`], but each document is
+/// written as soon as it is read and then dropped, so the whole tree never
+/// lives at once. A parse error anywhere still wins over an emit error, as
+/// when the stream is parsed first.
 pub fn reformat(input: &str) -> Result<String> {
-    emit_stream(&parse_stream(input)?, Format::Kyaml)
+    let mut composer = compose::Composer::new(input)?;
+    // The output is about as long as the input.
+    let capacity = input.len().saturating_add(input.len() / 8);
+    let mut encoder = encode::Encoder::with_capacity(Format::Kyaml.options(), capacity);
+    let mut emit_error = None;
+    while let Some(doc) = composer.next_document()? {
+        if emit_error.is_none() {
+            emit_error = encoder.encode(&doc).err();
+        }
+    }
+    if let Some(err) = emit_error {
+        return Err(err.into());
+    }
+    let bytes = encoder.finish()?;
+    String::from_utf8(bytes).map_err(|_| YamlError::edit("emitter produced invalid UTF-8"))
 }
 
 #[doc(hidden)]

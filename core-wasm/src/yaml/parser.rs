@@ -1116,11 +1116,14 @@ impl Parser {
         }
 
         for (handle, prefix) in DEFAULT_TAG_DIRECTIVES {
-            let value = TagDirective {
-                handle: handle.to_vec(),
-                prefix: prefix.to_vec(),
-            };
-            self.append_tag_directive(&value, true, token.start_mark)?;
+            // `append_tag_directive` with duplicates allowed (the document's
+            // own directive wins), copying the default only when it is added.
+            if !self.tag_directives.iter().any(|d| d.handle == handle) {
+                self.tag_directives.push(TagDirective {
+                    handle: handle.to_vec(),
+                    prefix: prefix.to_vec(),
+                });
+            }
         }
 
         Ok((version_directive, tag_directives))

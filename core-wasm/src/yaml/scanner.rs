@@ -60,6 +60,67 @@ fn int(n: usize) -> isize {
     isize::try_from(n).unwrap_or(isize::MAX)
 }
 
+/// Appends `bytes` to `s`; an unallocated `s` gets an exact-size copy in one
+/// allocation (most scalar and comment texts are a single run).
+#[inline]
+fn append(s: &mut Vec<u8>, bytes: &[u8]) {
+    if s.capacity() == 0 {
+        *s = bytes.to_vec();
+    } else {
+        s.extend_from_slice(bytes);
+    }
+}
+
+/// The number of spaces (and, if `tabs`, tabs) in `buffer` from `pos` on;
+/// runs of spaces (indentation) are counted eight at a time.
+#[inline]
+fn blank_run(buffer: &[u8], pos: usize, tabs: bool) -> usize {
+    let rest = buffer.get(pos..).unwrap_or_default();
+    if tabs {
+        return rest
+            .iter()
+            .take_while(|&&c| c == b' ' || c == b'\t')
+            .count();
+    }
+    const SPACES: u64 = u64::from_ne_bytes([b' '; 8]);
+    let mut run = 0;
+    for chunk in rest.chunks_exact(8) {
+        match <[u8; 8]>::try_from(chunk) {
+            Ok(word) if u64::from_ne_bytes(word) == SPACES => run += 8,
+            _ => break,
+        }
+    }
+    let tail = rest.get(run..).unwrap_or_default();
+    run + tail.iter().take_while(|&&c| c == b' ').count()
+}
+
+/// ASCII bytes that [`Parser::read_plain_run`] copies in any context:
+/// printable, no space and none of `:,?[]{}`.
+const PLAIN_RUN_BYTE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        table[c] =
+            b.is_ascii_graphic() && !matches!(b, b':' | b',' | b'?' | b'[' | b']' | b'{' | b'}');
+        c += 1;
+    }
+    table
+};
+
+/// ASCII bytes that [`Parser::read_quoted_run`] copies: printable, no space
+/// and none of `'"\`.
+const QUOTED_RUN_BYTE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        table[c] = b.is_ascii_graphic() && !matches!(b, b'\'' | b'"' | b'\\');
+        c += 1;
+    }
+    table
+};
+
 /// A token with only a type and marks (Go's `yaml_token_t{typ, start_mark,
 /// end_mark}` literals).
 #[inline]
@@ -473,6 +534,12 @@ impl Parser {
     /// The second half of `yaml_parser_fetch_next_token`: dispatch on the
     /// character `c` at the current position.
     fn fetch_token(&mut self, c: u8) -> Result<()> {
+        // The most common case first: a letter or digit starts no indicator,
+        // only a plain scalar (the last check below).
+        if c.is_ascii_alphanumeric() {
+            return self.fetch_plain_scalar();
+        }
+
         // Is it the flow sequence start indicator?
         if c == b'[' {
             return self.fetch_flow_collection_start(TokenType::FlowSequenceStart);
@@ -1229,17 +1296,8 @@ impl Parser {
             // (The run is skipped at once: skipping a blank only advances
             // the position, index and column by one.)
             let tabs = self.flow_level > 0 || !self.simple_key_allowed;
-            let mut end = self.buffer_pos;
-            loop {
-                let c = at(&self.buffer, end);
-                if c == b' ' || (tabs && c == b'\t') {
-                    end += 1;
-                } else {
-                    break;
-                }
-            }
-            let run = end - self.buffer_pos;
-            self.buffer_pos = end;
+            let run = blank_run(&self.buffer, self.buffer_pos, tabs);
+            self.buffer_pos += run;
             self.mark.index += run;
             self.mark.column += run;
 
@@ -2001,6 +2059,18 @@ impl Parser {
         let mut non_blank = false;
         loop {
             let c = at(&self.buffer, pos);
+            // Fast path: printable ASCII and spaces (one byte, no break).
+            if c.is_ascii_graphic() {
+                non_blank = true;
+                pos += 1;
+                chars += 1;
+                continue;
+            }
+            if c == b' ' {
+                pos += 1;
+                chars += 1;
+                continue;
+            }
             if is_breakz(&self.buffer, pos) {
                 break;
             }
@@ -2014,7 +2084,7 @@ impl Parser {
             return;
         }
         match self.buffer.get(start..pos) {
-            Some(bytes) => s.extend_from_slice(bytes),
+            Some(bytes) => append(s, bytes),
             None => {
                 // Unreachable: a break or NUL is always found inside the
                 // padded buffer. Fall back to reading one by one.
@@ -2045,6 +2115,12 @@ impl Parser {
         let mut chars = 0;
         loop {
             let c = at(&self.buffer, pos);
+            if PLAIN_RUN_BYTE[usize::from(c)] {
+                // Fast path: a byte that passes every check below.
+                pos += 1;
+                chars += 1;
+                continue;
+            }
             if c < 0x80 {
                 if c <= b' '
                     || (c == b':' && is_blankz(&self.buffer, pos + 1))
@@ -2065,7 +2141,7 @@ impl Parser {
             return false;
         }
         match self.buffer.get(start..pos) {
-            Some(bytes) => s.extend_from_slice(bytes),
+            Some(bytes) => append(s, bytes),
             // Unreachable: the padding NULs stop the run.
             None => return false,
         }
@@ -2099,6 +2175,12 @@ impl Parser {
         let mut chars = 0;
         loop {
             let c = at(&self.buffer, pos);
+            if QUOTED_RUN_BYTE[usize::from(c)] {
+                // Fast path: a byte that passes every check below.
+                pos += 1;
+                chars += 1;
+                continue;
+            }
             if c < 0x80 {
                 if c <= b' ' || c == b'\'' || c == b'"' || c == b'\\' {
                     // A quote of the other kind and a backslash in single
@@ -2118,7 +2200,7 @@ impl Parser {
             return false;
         }
         match self.buffer.get(start..pos) {
-            Some(bytes) => s.extend_from_slice(bytes),
+            Some(bytes) => append(s, bytes),
             // Unreachable: the padding NULs stop the run.
             None => return false,
         }
@@ -2502,10 +2584,7 @@ impl Parser {
                         // The run of spaces (indentation) at once: skipping
                         // a space only advances the position, index and
                         // column by one.
-                        let mut run = 1;
-                        while self.ch(run) == b' ' {
-                            run += 1;
-                        }
+                        let run = blank_run(&self.buffer, self.buffer_pos, false);
                         self.buffer_pos += run;
                         self.mark.index += run;
                         self.mark.column += run;
