@@ -1,5 +1,6 @@
 //! The YAML layer: any text parses or is refused without panicking; what
-//! parses emits, re-parses, and converts to JSON and back.
+//! parses emits, re-parses, and converts to JSON and back; `reformat`
+//! (document at a time) writes what `emit_stream(parse_stream(..))` writes.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -9,9 +10,17 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let Ok(docs) = yaml::parse_stream(text) else {
-        return;
+    let docs = match yaml::parse_stream(text) {
+        Ok(docs) => docs,
+        Err(e) => {
+            let again = yaml::reformat(text).map_err(|e| e.to_string());
+            assert_eq!(again, Err(e.to_string()), "reformat and parse_stream disagree");
+            return;
+        }
     };
+    let whole = yaml::emit_stream(&docs, yaml::Format::Kyaml).map_err(|e| e.to_string());
+    let streamed = yaml::reformat(text).map_err(|e| e.to_string());
+    assert_eq!(streamed, whole, "reformat differs from emit_stream(parse_stream)");
     for format in [yaml::Format::Kyaml, yaml::Format::YamlV3] {
         let Ok(emitted) = yaml::emit_stream(&docs, format) else {
             continue;

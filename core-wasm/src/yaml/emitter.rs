@@ -1915,8 +1915,23 @@ impl Emitter {
     /// indicators of a literal or folded scalar.
     fn write_block_scalar_hints(&mut self, value: &[u8]) {
         if is_space(value, 0) || is_break(value, 0) {
-            // best_indent is within 2..=9 once the stream has started.
-            let digit = u8::try_from(self.best_indent).unwrap_or(2);
+            // The indentation indicator is relative to the enclosing block
+            // collection (the indentation pushed when this scalar's own was
+            // set). yaml.v3 writes `best_indent`, which is what the content
+            // gets under a mapping key but not under `- ` (two columns): with
+            // its default indent of 4 it writes `- |4` above content indented
+            // by 2, which no parser reads back. kyaml's indent of 2 never
+            // meets the difference, so its output is unchanged.
+            let relative = match self.indents.last() {
+                Some(&parent) if parent >= 0 => self.indent - parent,
+                _ => self.indent,
+            };
+            let hint = if (1..=9).contains(&relative) {
+                relative
+            } else {
+                self.best_indent
+            };
+            let digit = u8::try_from(hint).unwrap_or(2);
             let indent_hint = [b'0'.wrapping_add(digit)];
             self.write_indicator(&indent_hint, false, false, false);
         }
@@ -4439,4 +4454,43 @@ mod tests {
         "",
         "duplicate %TAG directive"
     );
+
+    /// A block scalar that starts with a line break needs an indentation
+    /// indicator; it must say where the content really is, relative to the
+    /// enclosing collection. yaml.v3 (indent 4) writes `- |4` above content
+    /// indented by 2, which does not parse; we write `- |2`. kyaml's output
+    /// (indent 2) is what it always was, as the oracle gives it.
+    #[test]
+    fn block_scalar_indentation_indicator_matches_the_content() {
+        use crate::yaml::{emit_stream, parse_stream, Format};
+        let cases = [
+            // (input, kyaml output (the oracle's), yaml.v3-format output)
+            ("- |\n\n f", "- |2-\n\n  f\n", "- |2-\n\n  f\n"),
+            (
+                "- a: |\n\n    f\n",
+                "- a: |2\n\n    f\n",
+                "- a: |2\n\n    f\n",
+            ),
+            (
+                "a:\n- - |\n\n    f\n",
+                "a:\n- - |2\n\n    f\n",
+                "a:\n    - - |2\n\n        f\n",
+            ),
+            ("a: |\n\n  f\n", "a: |2\n\n  f\n", "a: |4\n\n    f\n"),
+            ("|\n\n f\n", "|2\n\n  f\n", "|4\n\n    f\n"),
+        ];
+        for (input, kyaml, v3) in cases {
+            let docs = parse_stream(input).expect("parses");
+            for (format, want) in [(Format::Kyaml, kyaml), (Format::YamlV3, v3)] {
+                let out = emit_stream(&docs, format).expect("emits");
+                assert_eq!(out, want, "{format:?} of {input:?}");
+                let again = parse_stream(&out).expect("the output parses");
+                assert_eq!(
+                    emit_stream(&again, format).expect("emits"),
+                    out,
+                    "{format:?} of {input:?} is stable"
+                );
+            }
+        }
+    }
 }
