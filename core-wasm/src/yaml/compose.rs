@@ -132,19 +132,18 @@ impl Composer {
                     let Some(frame) = stack.pop() else {
                         return Err(unbalanced());
                     };
-                    let node = self.close(frame)?;
-                    self.children.push(node);
+                    self.close(frame)?;
                 }
                 (_, EventType::Scalar) => self.scalar()?,
                 (_, EventType::Alias) => self.alias()?,
                 (_, EventType::SequenceStart) => {
-                    let node = self.sequence_start()?;
-                    self.push(stack, node, false, EventType::SequenceEnd)?;
+                    self.sequence_start()?;
+                    self.push(stack, false, EventType::SequenceEnd)?;
                     continue;
                 }
                 (_, EventType::MappingStart) => {
-                    let (node, block) = self.mapping_start()?;
-                    self.push(stack, node, block, EventType::MappingEnd)?;
+                    let block = self.mapping_start()?;
+                    self.push(stack, block, EventType::MappingEnd)?;
                     continue;
                 }
                 (None, EventType::DocumentStart) => return self.document(),
@@ -184,7 +183,7 @@ impl Composer {
                 }
                 if self.peek()? == EventType::TailComment {
                     if self.children[key].foot_comment.is_empty() {
-                        self.children[key].foot_comment = take_text(&mut self.event.foot_comment);
+                        self.children[key].foot_comment = self.take_foot_comment();
                     }
                     self.expect(EventType::TailComment)?;
                 }
@@ -192,10 +191,10 @@ impl Composer {
         }
     }
 
-    /// Ends the collection of `frame` at its end event (the current one).
-    fn close(&mut self, frame: Frame) -> Result<Node> {
+    /// Ends the collection of `frame` at its end event (the current one):
+    /// its children move into it, and it is the last of `children` again.
+    fn close(&mut self, frame: Frame) -> Result<()> {
         let Frame {
-            mut node,
             start,
             block,
             key_pending,
@@ -207,9 +206,15 @@ impl Composer {
             self.children.pop();
         }
         let start = start.min(self.children.len());
-        node.content = self.children.split_off(start);
-        node.line_comment = take_text(&mut self.event.line_comment);
-        node.foot_comment = take_text(&mut self.event.foot_comment);
+        let content = self.children.split_off(start);
+        let Some(node) = self.children.last_mut() else {
+            return Err(unbalanced());
+        };
+        node.content = content;
+        if let Some(c) = &mut self.event.comments {
+            node.line_comment = take_text(&mut c.line);
+            node.foot_comment = take_text(&mut c.foot);
+        }
         if closed_by == EventType::MappingEnd
             && block
             && !node.foot_comment.is_empty()
@@ -219,23 +224,17 @@ impl Composer {
             node.content[key].foot_comment = std::mem::take(&mut node.foot_comment);
         }
         self.expect(closed_by)?;
-        Ok(node)
+        Ok(())
     }
 
-    fn push(
-        &mut self,
-        stack: &mut Vec<Frame>,
-        node: Node,
-        block: bool,
-        closed_by: EventType,
-    ) -> Result<()> {
+    /// Opens the collection just added to `children`.
+    fn push(&mut self, stack: &mut Vec<Frame>, block: bool, closed_by: EventType) -> Result<()> {
         if stack.len() >= MAX_DEPTH {
             return Err(self.composer_error(format!(
                 "exceeded max depth of {MAX_DEPTH} nested collections"
             )));
         }
         stack.push(Frame {
-            node,
             start: self.children.len(),
             block,
             key_pending: false,
@@ -267,6 +266,14 @@ impl Composer {
             anchor = String::new();
         }
         let ev = &mut self.event;
+        let (head_comment, line_comment, foot_comment) = match &mut ev.comments {
+            None => (String::new(), String::new(), String::new()),
+            Some(c) => (
+                take_text(&mut c.head),
+                take_text(&mut c.line),
+                take_text(&mut c.foot),
+            ),
+        };
         self.children.push(Node {
             kind,
             style,
@@ -274,12 +281,20 @@ impl Composer {
             value,
             anchor,
             content: Vec::new(),
-            head_comment: take_text(&mut ev.head_comment),
-            line_comment: take_text(&mut ev.line_comment),
-            foot_comment: take_text(&mut ev.foot_comment),
-            line: ev.start_mark.line + 1,
-            column: ev.start_mark.column + 1,
+            head_comment,
+            line_comment,
+            foot_comment,
+            line: wide(ev.start_mark.line) + 1,
+            column: wide(ev.start_mark.column) + 1,
         });
+    }
+
+    /// The foot comment of the current event, taken out of it.
+    fn take_foot_comment(&mut self) -> String {
+        match &mut self.event.comments {
+            Some(c) => take_text(&mut c.foot),
+            None => String::new(),
+        }
     }
 
     /// [`Composer::node`] for a node that does not go to `children`.
@@ -294,7 +309,7 @@ impl Composer {
         let child = self.parse()?;
         n.content.push(child);
         if self.peek()? == EventType::DocumentEnd {
-            n.foot_comment = take_text(&mut self.event.foot_comment);
+            n.foot_comment = self.take_foot_comment();
         }
         self.expect(EventType::DocumentEnd)?;
         // Anchors are scoped to their document.
@@ -339,28 +354,32 @@ impl Composer {
         Ok(())
     }
 
-    fn sequence_start(&mut self) -> Result<Node> {
+    /// Adds the (still empty) sequence node to `children`.
+    fn sequence_start(&mut self) -> Result<()> {
         self.expect(EventType::SequenceStart)?;
         let style = if self.event.sequence_style() == SequenceStyle::Flow {
             Style::FLOW
         } else {
             Style::plain()
         };
-        self.lone_node(Kind::Sequence, SEQ_TAG, style)
+        self.node(Kind::Sequence, SEQ_TAG, String::new(), style);
+        Ok(())
     }
 
-    fn mapping_start(&mut self) -> Result<(Node, bool)> {
+    /// Adds the (still empty) mapping node to `children`; whether it is a
+    /// block mapping.
+    fn mapping_start(&mut self) -> Result<bool> {
         self.expect(EventType::MappingStart)?;
         let block = self.event.mapping_style() != MappingStyle::Flow;
         let style = if block { Style::plain() } else { Style::FLOW };
-        Ok((self.lone_node(Kind::Mapping, MAP_TAG, style)?, block))
+        self.node(Kind::Mapping, MAP_TAG, String::new(), style);
+        Ok(block)
     }
 }
 
-/// A collection being read; its children so far are
-/// `Composer::children[start..]`.
+/// A collection being read: its node is `Composer::children[start - 1]`,
+/// its children so far are `Composer::children[start..]`.
 struct Frame {
-    node: Node,
     start: usize,
     /// A block mapping (foot comments move to keys).
     block: bool,
@@ -378,6 +397,12 @@ fn unbalanced() -> Box<YamlError> {
         "internal error: unbalanced collections",
         Mark::default(),
     ))
+}
+
+/// A mark field as a node position.
+#[inline]
+fn wide(n: u32) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX - 1)
 }
 
 /// Moves event bytes into a `String` without copying when they are UTF-8

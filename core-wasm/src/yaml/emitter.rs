@@ -22,7 +22,7 @@ use super::chars::{
 };
 use super::error::{ErrorKind, Fallible as Result, YamlError};
 use super::token::{
-    Event, EventStyle, EventType, Mark, ScalarStyle, TagDirective, VersionDirective,
+    Comments, Event, EventStyle, EventType, Mark, ScalarStyle, TagDirective, VersionDirective,
 };
 
 /// The preferred line break (`yaml_break_t`; `yaml_ANY_BREAK` means `Ln`).
@@ -641,11 +641,11 @@ impl Emitter {
     /// `yaml_emitter_emit_document_start`: expect DOCUMENT-START or STREAM-END.
     fn emit_document_start(&mut self, event: &Event, first: bool) -> Result<()> {
         if event.typ == EventType::DocumentStart {
-            if let Some(version_directive) = &event.version_directive {
+            if let Some(version_directive) = &event.version_directive() {
                 self.analyze_version_directive(version_directive)?;
             }
 
-            for tag_directive in &event.tag_directives {
+            for tag_directive in event.tag_directives() {
                 self.analyze_tag_directive(tag_directive)?;
                 self.append_tag_directive(&tag_directive.handle, &tag_directive.prefix, false)?;
             }
@@ -660,22 +660,22 @@ impl Emitter {
             }
 
             if self.open_ended
-                && (event.version_directive.is_some() || !event.tag_directives.is_empty())
+                && (event.version_directive().is_some() || !event.tag_directives().is_empty())
             {
                 self.write_indicator(b"...", true, false, false);
                 self.write_indent();
             }
 
-            if event.version_directive.is_some() {
+            if event.version_directive().is_some() {
                 implicit = false;
                 self.write_indicator(b"%YAML", true, false, false);
                 self.write_indicator(b"1.1", true, false, false);
                 self.write_indent();
             }
 
-            if !event.tag_directives.is_empty() {
+            if !event.tag_directives().is_empty() {
                 implicit = false;
-                for tag_directive in &event.tag_directives {
+                for tag_directive in event.tag_directives() {
                     self.write_indicator(b"%TAG", true, false, false);
                     self.write_tag_handle(&tag_directive.handle)?;
                     self.write_tag_content(&tag_directive.prefix, true)?;
@@ -1568,17 +1568,25 @@ impl Emitter {
         self.tag_data.suffix.clear();
         self.scalar_data.value.clear();
 
-        if !event.head_comment.is_empty() {
-            self.head_comment = std::mem::take(&mut event.head_comment);
-        }
-        if !event.line_comment.is_empty() {
-            self.line_comment = std::mem::take(&mut event.line_comment);
-        }
-        if !event.foot_comment.is_empty() {
-            self.foot_comment = std::mem::take(&mut event.foot_comment);
-        }
-        if !event.tail_comment.is_empty() {
-            self.tail_comment = std::mem::take(&mut event.tail_comment);
+        if let Some(c) = event.comments.take() {
+            let Comments {
+                head,
+                line,
+                foot,
+                tail,
+            } = *c;
+            if !head.is_empty() {
+                self.head_comment = head;
+            }
+            if !line.is_empty() {
+                self.line_comment = line;
+            }
+            if !foot.is_empty() {
+                self.foot_comment = foot;
+            }
+            if !tail.is_empty() {
+                self.tail_comment = tail;
+            }
         }
 
         match event.typ {
@@ -2214,7 +2222,10 @@ mod tests {
                 let (handle, r) = unquote(rest);
                 let (prefix, r) = unquote(&r[1..]);
                 rest = r;
-                event.tag_directives.push(TagDirective { handle, prefix });
+                event
+                    .directives_mut()
+                    .tags
+                    .push(TagDirective { handle, prefix });
                 continue;
             }
             let value: Vec<u8> = if rest.starts_with('"') {
@@ -2257,7 +2268,7 @@ mod tests {
                 "version" => {
                     let v = String::from_utf8(value).unwrap();
                     let (major, minor) = v.split_once('.').unwrap();
-                    event.version_directive = Some(VersionDirective {
+                    event.directives_mut().version = Some(VersionDirective {
                         major: major.parse().unwrap(),
                         minor: minor.parse().unwrap(),
                     });
@@ -2265,10 +2276,10 @@ mod tests {
                 "anchor" => event.anchor = value,
                 "tag" => event.tag = value,
                 "value" => event.value = value,
-                "head" => event.head_comment = value,
-                "line" => event.line_comment = value,
-                "foot" => event.foot_comment = value,
-                "tail" => event.tail_comment = value,
+                "head" => event.comments_mut().head = value,
+                "line" => event.comments_mut().line = value,
+                "foot" => event.comments_mut().foot = value,
+                "tail" => event.comments_mut().tail = value,
                 _ => panic!("unknown key {key}"),
             }
         }
@@ -2433,7 +2444,7 @@ mod tests {
             typ: EventType::Scalar,
             value: b"a".to_vec(),
             implicit: true,
-            line_comment: b"# \xe2\x80".to_vec(),
+            comments: Comments::boxed(Vec::new(), b"# \xe2\x80".to_vec(), Vec::new(), Vec::new()),
             ..Event::default()
         };
         // The line comment of a root scalar is written right after it.

@@ -7,7 +7,9 @@ use super::node::{Kind, Node, Style};
 use super::resolve::{
     long_tag, resolve_plain, short_tag_ref, BINARY_TAG, MAP_TAG, SEQ_TAG, STR_TAG,
 };
-use super::token::{Event, EventStyle, EventType, MappingStyle, ScalarStyle, SequenceStyle};
+use super::token::{
+    Comments, Event, EventStyle, EventType, MappingStyle, ScalarStyle, SequenceStyle,
+};
 
 /// A stream encoder: one `yaml.Encoder` with its settings.
 pub(crate) struct Encoder {
@@ -49,9 +51,9 @@ impl Encoder {
         if node.kind == Kind::Document {
             self.node(node, "")
         } else {
-            self.emit(document_start(&[]))?;
+            self.emit(document_start(""))?;
             self.node(node, "")?;
-            self.emit(document_end(&[]))
+            self.emit(document_end(""))
         }
     }
 
@@ -107,13 +109,13 @@ impl Encoder {
 
         match node.kind {
             Kind::Document => {
-                let mut ev = document_start(node.head_comment.as_bytes());
+                let mut ev = document_start(&node.head_comment);
                 ev.implicit = true;
                 self.emit(ev)?;
                 for child in &node.content {
                     self.node(child, "")?;
                 }
-                self.emit(document_end(node.foot_comment.as_bytes()))
+                self.emit(document_end(&node.foot_comment))
             }
             Kind::Sequence => {
                 let style = if node.style.contains(Style::FLOW) {
@@ -127,7 +129,7 @@ impl Encoder {
                     tag: long_tag(tag).into_bytes(),
                     implicit: tag.is_empty(),
                     style: EventStyle::Sequence(style),
-                    head_comment: node.head_comment.as_bytes().to_vec(),
+                    comments: comments(&node.head_comment, "", "", ""),
                     ..Event::default()
                 })?;
                 for child in &node.content {
@@ -135,8 +137,7 @@ impl Encoder {
                 }
                 self.emit(Event {
                     typ: EventType::SequenceEnd,
-                    line_comment: node.line_comment.as_bytes().to_vec(),
-                    foot_comment: node.foot_comment.as_bytes().to_vec(),
+                    comments: comments("", &node.line_comment, &node.foot_comment, ""),
                     ..Event::default()
                 })
             }
@@ -152,8 +153,7 @@ impl Encoder {
                     tag: long_tag(tag).into_bytes(),
                     implicit: tag.is_empty(),
                     style: EventStyle::Mapping(style),
-                    tail_comment: tail.as_bytes().to_vec(),
-                    head_comment: node.head_comment.as_bytes().to_vec(),
+                    comments: comments(&node.head_comment, "", "", tail),
                     ..Event::default()
                 })?;
                 // The foot comment of a key is written after its value, as
@@ -175,18 +175,19 @@ impl Encoder {
                 }
                 self.emit(Event {
                     typ: EventType::MappingEnd,
-                    tail_comment: tail.as_bytes().to_vec(),
-                    line_comment: node.line_comment.as_bytes().to_vec(),
-                    foot_comment: node.foot_comment.as_bytes().to_vec(),
+                    comments: comments("", &node.line_comment, &node.foot_comment, tail),
                     ..Event::default()
                 })
             }
             Kind::Alias => self.emit(Event {
                 typ: EventType::Alias,
                 anchor: node.value.as_bytes().to_vec(),
-                head_comment: node.head_comment.as_bytes().to_vec(),
-                line_comment: node.line_comment.as_bytes().to_vec(),
-                foot_comment: node.foot_comment.as_bytes().to_vec(),
+                comments: comments(
+                    &node.head_comment,
+                    &node.line_comment,
+                    &node.foot_comment,
+                    "",
+                ),
                 ..Event::default()
             }),
             Kind::Scalar => {
@@ -224,10 +225,12 @@ impl Encoder {
                     implicit,
                     quoted_implicit: implicit,
                     style: EventStyle::Scalar(style),
-                    head_comment: node.head_comment.as_bytes().to_vec(),
-                    line_comment: node.line_comment.as_bytes().to_vec(),
-                    foot_comment: node.foot_comment.as_bytes().to_vec(),
-                    tail_comment: tail.as_bytes().to_vec(),
+                    comments: comments(
+                        &node.head_comment,
+                        &node.line_comment,
+                        &node.foot_comment,
+                        tail,
+                    ),
                     ..Event::default()
                 })
             }
@@ -241,20 +244,34 @@ fn same_tag(a: &str, b: &str) -> bool {
     std::ptr::eq(a, b) || a == b
 }
 
-fn document_start(head_comment: &[u8]) -> Event {
+fn document_start(head_comment: &str) -> Event {
     Event {
         typ: EventType::DocumentStart,
         implicit: true,
-        head_comment: head_comment.to_vec(),
+        comments: comments(head_comment, "", "", ""),
         ..Event::default()
     }
 }
 
-fn document_end(foot_comment: &[u8]) -> Event {
+fn document_end(foot_comment: &str) -> Event {
     Event {
         typ: EventType::DocumentEnd,
         implicit: true,
-        foot_comment: foot_comment.to_vec(),
+        comments: comments("", "", foot_comment, ""),
         ..Event::default()
     }
+}
+
+/// The event comments of a node (no allocation when all are empty).
+#[inline]
+fn comments(head: &str, line: &str, foot: &str, tail: &str) -> Option<Box<Comments>> {
+    if head.is_empty() && line.is_empty() && foot.is_empty() && tail.is_empty() {
+        return None;
+    }
+    Some(Box::new(Comments {
+        head: head.as_bytes().to_vec(),
+        line: line.as_bytes().to_vec(),
+        foot: foot.as_bytes().to_vec(),
+        tail: tail.as_bytes().to_vec(),
+    }))
 }

@@ -67,7 +67,7 @@ impl YamlError {
 
     /// The 1-based line of the problem.
     pub fn line(&self) -> usize {
-        self.problem_mark.line + 1
+        wide(self.problem_mark.line).saturating_add(1)
     }
 
     /// An error of an edit or conversion.
@@ -95,9 +95,9 @@ impl YamlError {
             ErrorKind::Reader | ErrorKind::Scanner | ErrorKind::Parser => {
                 let bump = usize::from(self.kind == ErrorKind::Scanner);
                 let line = if self.context_mark.line != 0 {
-                    self.context_mark.line + bump
+                    wide(self.context_mark.line) + bump
                 } else if self.problem_mark.line != 0 {
-                    self.problem_mark.line + bump
+                    wide(self.problem_mark.line) + bump
                 } else {
                     0
                 };
@@ -127,4 +127,10 @@ impl From<Box<YamlError>> for YamlError {
     fn from(err: Box<YamlError>) -> Self {
         *err
     }
+}
+
+/// A mark field as a `usize` line number.
+#[inline]
+fn wide(n: u32) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX - 1)
 }

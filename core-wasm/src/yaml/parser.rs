@@ -66,8 +66,8 @@
 use super::error::{ErrorKind, Fallible as Result, YamlError};
 use super::parser_state::{Comment, Parser, ParserState};
 use super::token::{
-    Event, EventStyle, EventType, MappingStyle, Mark, ScalarStyle, SequenceStyle, TagDirective,
-    Token, TokenType, VersionDirective,
+    Comments, Directives, Event, EventStyle, EventType, MappingStyle, Mark, ScalarStyle,
+    SequenceStyle, TagDirective, Token, TokenType, VersionDirective,
 };
 
 /// What the parser looks at in the head token without taking it: Go's
@@ -132,7 +132,7 @@ impl Parser {
     /// Ports `yaml_parser_unfold_comments`: joins all comments queued before
     /// the position of the given token into the parser's head/foot/line
     /// comments.
-    fn unfold_comments(&mut self, token_typ: TokenType, token_start_index: usize) {
+    fn unfold_comments(&mut self, token_typ: TokenType, token_start_index: u32) {
         while let Some(comment) = self.comments.get_mut(self.comments_head) {
             if token_start_index < comment.token_mark.index {
                 break;
@@ -341,7 +341,7 @@ impl Parser {
                 typ: EventType::DocumentStart,
                 start_mark: token.start_mark,
                 end_mark: token.end_mark,
-                head_comment,
+                comments: Comments::boxed(head_comment, Vec::new(), Vec::new(), Vec::new()),
                 ..Event::default()
             })
         } else if token.typ != TokenType::StreamEnd {
@@ -361,8 +361,7 @@ impl Parser {
                 typ: EventType::DocumentStart,
                 start_mark,
                 end_mark,
-                version_directive,
-                tag_directives,
+                directives: Directives::boxed(version_directive, tag_directives),
                 implicit: false,
                 ..Event::default()
             };
@@ -424,22 +423,25 @@ impl Parser {
             ..Event::default()
         };
         self.set_event_comments(&mut event);
-        if !event.head_comment.is_empty() && event.foot_comment.is_empty() {
-            event.foot_comment = std::mem::take(&mut event.head_comment);
+        if let Some(c) = &mut event.comments {
+            if !c.head.is_empty() && c.foot.is_empty() {
+                c.foot = std::mem::take(&mut c.head);
+            }
         }
         Ok(event)
     }
 
     /// [`Parser::set_event_comments`] for an event still to be built: the
     /// head, line and foot comments to give it.
-    fn take_event_comments(&mut self) -> [Vec<u8>; 3] {
+    fn take_event_comments(&mut self) -> Option<Box<Comments>> {
         self.tail_comment.clear();
         self.stem_comment = None;
-        [
+        Comments::boxed(
             std::mem::take(&mut self.head_comment),
             std::mem::take(&mut self.line_comment),
             std::mem::take(&mut self.foot_comment),
-        ]
+            Vec::new(),
+        )
     }
 
     /// Ports `yaml_parser_set_event_comments`: moves the pending head, line
@@ -447,13 +449,13 @@ impl Parser {
     fn set_event_comments(&mut self, event: &mut Event) {
         // (Events are built with empty comments: only non-empty ones move.)
         if !self.head_comment.is_empty() {
-            event.head_comment = std::mem::take(&mut self.head_comment);
+            event.comments_mut().head = std::mem::take(&mut self.head_comment);
         }
         if !self.line_comment.is_empty() {
-            event.line_comment = std::mem::take(&mut self.line_comment);
+            event.comments_mut().line = std::mem::take(&mut self.line_comment);
         }
         if !self.foot_comment.is_empty() {
-            event.foot_comment = std::mem::take(&mut self.foot_comment);
+            event.comments_mut().foot = std::mem::take(&mut self.foot_comment);
         }
         self.tail_comment.clear();
         self.stem_comment = None;
@@ -565,7 +567,7 @@ impl Parser {
             self.state = self.pop_state();
 
             let scalar = self.skip_token();
-            let [head_comment, line_comment, foot_comment] = self.take_event_comments();
+            let comments = self.take_event_comments();
             return Ok(Event {
                 typ: EventType::Scalar,
                 start_mark,
@@ -576,9 +578,7 @@ impl Parser {
                 implicit: plain_implicit,
                 quoted_implicit,
                 style: EventStyle::Scalar(token.style),
-                head_comment,
-                line_comment,
-                foot_comment,
+                comments,
                 ..Event::default()
             });
         }
@@ -629,7 +629,7 @@ impl Parser {
                 ..Event::default()
             };
             if let Some(stem) = self.stem_comment.take() {
-                event.head_comment = stem;
+                event.comments_mut().head = stem;
             }
             return Ok(event);
         }
@@ -647,7 +647,7 @@ impl Parser {
                 ..Event::default()
             };
             if let Some(stem) = self.stem_comment.take() {
-                event.head_comment = stem;
+                event.comments_mut().head = stem;
             }
             return Ok(event);
         }
@@ -807,7 +807,12 @@ impl Parser {
                 typ: EventType::TailComment,
                 start_mark: token.start_mark,
                 end_mark: token.end_mark,
-                foot_comment: std::mem::take(&mut self.tail_comment),
+                comments: Comments::boxed(
+                    Vec::new(),
+                    Vec::new(),
+                    std::mem::take(&mut self.tail_comment),
+                    Vec::new(),
+                ),
                 ..Event::default()
             });
         }
@@ -829,15 +834,13 @@ impl Parser {
         } else if token.typ == TokenType::BlockEnd {
             self.state = self.pop_state();
             self.pop_mark();
-            let [head_comment, line_comment, foot_comment] = self.take_event_comments();
+            let comments = self.take_event_comments();
             self.skip_token();
             return Ok(Event {
                 typ: EventType::MappingEnd,
                 start_mark: token.start_mark,
                 end_mark: token.end_mark,
-                head_comment,
-                line_comment,
-                foot_comment,
+                comments,
                 ..Event::default()
             });
         }
@@ -1252,19 +1255,19 @@ mod tests {
                 out.push_str(" qi");
             }
             for (name, comment) in [
-                ("H", &event.head_comment),
-                ("L", &event.line_comment),
-                ("F", &event.foot_comment),
-                ("T", &event.tail_comment),
+                ("H", event.head_comment()),
+                ("L", event.line_comment()),
+                ("F", event.foot_comment()),
+                ("T", event.tail_comment()),
             ] {
                 if !comment.is_empty() {
                     let _ = write!(out, " {name}={}", dq(comment));
                 }
             }
-            if let Some(v) = event.version_directive {
+            if let Some(v) = event.version_directive() {
                 let _ = write!(out, " V={}.{}", v.major, v.minor);
             }
-            for td in &event.tag_directives {
+            for td in event.tag_directives() {
                 let _ = write!(out, " TD={}:{}", dq(&td.handle), dq(&td.prefix));
             }
             out.push('\n');

@@ -50,14 +50,28 @@ const MAX_FLOW_LEVEL: usize = 10000;
 /// `max_indents`: limits the indents stack size.
 const MAX_INDENTS: usize = 10000;
 
+/// The longest input accepted, in bytes: marks count in `u32`, with room
+/// for the lookahead past the end.
+const MAX_INPUT_LEN: usize = (u32::MAX - (1 << 16)) as usize;
+
 /// `max_number_length`: the maximum number of digits of a `%YAML` version.
 const MAX_NUMBER_LENGTH: i8 = 2;
 
 /// A column, line or count as Go's signed `int`, for the comparisons Go does
 /// against `indent` (which may be -1) and for arithmetic that may go negative.
 #[inline]
-fn int(n: usize) -> isize {
+fn int<T>(n: T) -> isize
+where
+    isize: TryFrom<T>,
+{
     isize::try_from(n).unwrap_or(isize::MAX)
+}
+
+/// A buffer offset or run length as a mark field (inputs are at most
+/// `u32::MAX` bytes long, see [`Parser::new`]).
+#[inline]
+fn narrow(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 /// Appends `bytes` to `s`; an unallocated `s` gets an exact-size copy in one
@@ -250,6 +264,13 @@ impl Parser {
         // `yaml_parser_determine_encoding`: a leading UTF-8 BOM is skipped and
         // not counted in the marks.
         let input = input.strip_prefix('\u{feff}').unwrap_or(input);
+        if input.len() > MAX_INPUT_LEN {
+            return Err(Box::new(YamlError::new(
+                ErrorKind::Reader,
+                "input is too long",
+                Mark::default(),
+            )));
+        }
         check_input(input)?;
         let mut buffer = Vec::with_capacity(input.len() + Parser::PADDING);
         buffer.extend_from_slice(input.as_bytes());
@@ -1298,8 +1319,8 @@ impl Parser {
             let tabs = self.flow_level > 0 || !self.simple_key_allowed;
             let run = blank_run(&self.buffer, self.buffer_pos, tabs);
             self.buffer_pos += run;
-            self.mark.index += run;
-            self.mark.column += run;
+            self.mark.index += narrow(run);
+            self.mark.column += narrow(run);
 
             // Check if we just had a line comment under a sequence entry that
             // looks more like a header to the following content. Similar to this:
@@ -2586,8 +2607,8 @@ impl Parser {
                         // column by one.
                         let run = blank_run(&self.buffer, self.buffer_pos, false);
                         self.buffer_pos += run;
-                        self.mark.index += run;
-                        self.mark.column += run;
+                        self.mark.index += narrow(run);
+                        self.mark.column += narrow(run);
                     } else {
                         self.skip();
                     }
@@ -2633,7 +2654,7 @@ impl Parser {
     /// does: characters (and line breaks) before the character index `seen`
     /// are skipped, the rest is read into `text`. `start_mark` is set to the
     /// mark of the first character read when `text` was empty.
-    fn consume_comment(&mut self, seen: usize, text: &mut Vec<u8>, start_mark: &mut Mark) {
+    fn consume_comment(&mut self, seen: u32, text: &mut Vec<u8>, start_mark: &mut Mark) {
         loop {
             if is_breakz(&self.buffer, self.buffer_pos) {
                 if self.mark.index >= seen {
@@ -2673,7 +2694,7 @@ impl Parser {
                 continue;
             }
             if self.ch(peek) == b'#' {
-                let seen = self.mark.index + peek;
+                let seen = self.mark.index + narrow(peek);
                 self.consume_comment(seen, &mut text, &mut start_mark);
             }
             break;
@@ -2765,7 +2786,7 @@ impl Parser {
                                 token_mark = start_mark;
                             }
                             let end_mark = Mark {
-                                index: self.mark.index + peek,
+                                index: self.mark.index + narrow(peek),
                                 line,
                                 column,
                             };
@@ -2801,7 +2822,7 @@ impl Parser {
                 // The comment at the different indentation is a foot of the
                 // preceding data rather than a head of the upcoming one.
                 let end_mark = Mark {
-                    index: self.mark.index + peek,
+                    index: self.mark.index + narrow(peek),
                     line,
                     column,
                 };
@@ -2823,7 +2844,7 @@ impl Parser {
 
             if text.is_empty() {
                 start_mark = Mark {
-                    index: self.mark.index + peek,
+                    index: self.mark.index + narrow(peek),
                     line,
                     column,
                 };
@@ -2834,7 +2855,7 @@ impl Parser {
             recent_empty = false;
 
             // Consume until after the consumed comment line.
-            let seen = self.mark.index + peek;
+            let seen = self.mark.index + narrow(peek);
             // Unlike the line comment scanner, Go does not move `start_mark`
             // here (it was set above).
             let mut unused = Mark::default();
@@ -2858,7 +2879,7 @@ impl Parser {
                 token_mark: start_mark,
                 start_mark,
                 end_mark: Mark {
-                    index: (self.mark.index + peek).saturating_sub(1),
+                    index: (self.mark.index + narrow(peek)).saturating_sub(1),
                     line,
                     column,
                 },
@@ -2904,7 +2925,7 @@ mod tests {
         tokens.iter().map(|t| t.typ).collect()
     }
 
-    fn mark(index: usize, line: usize, column: usize) -> Mark {
+    fn mark(index: u32, line: u32, column: u32) -> Mark {
         Mark {
             index,
             line,

@@ -3,14 +3,16 @@
 
 /// A position in the input: byte-independent character index, zero-based line
 /// and zero-based column (counted in characters).
+/// Fields are 32-bit (marks are copied into every token and event); the
+/// scanner rejects inputs too long for them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Mark {
     /// Character index from the start of the input.
-    pub index: usize,
+    pub index: u32,
     /// Zero-based line.
-    pub line: usize,
+    pub line: u32,
     /// Zero-based column, in characters.
-    pub column: usize,
+    pub column: u32,
 }
 
 /// Scalar styles (`yaml_scalar_style_t`).
@@ -158,12 +160,12 @@ pub(crate) struct Event {
     /// Set by the parser as yaml.v3 does; nothing reads it yet.
     #[allow(dead_code)]
     pub(crate) end_mark: Mark,
-    pub(crate) version_directive: Option<VersionDirective>,
-    pub(crate) tag_directives: Vec<TagDirective>,
-    pub(crate) head_comment: Vec<u8>,
-    pub(crate) line_comment: Vec<u8>,
-    pub(crate) foot_comment: Vec<u8>,
-    pub(crate) tail_comment: Vec<u8>,
+    /// The `%YAML` and `%TAG` directives of a document start; `None` (no
+    /// allocation) when it has none.
+    pub(crate) directives: Option<Box<Directives>>,
+    /// The event's comments; `None` (no allocation) when it has none, as
+    /// almost every event.
+    pub(crate) comments: Option<Box<Comments>>,
     pub(crate) anchor: Vec<u8>,
     pub(crate) tag: Vec<u8>,
     pub(crate) value: Vec<u8>,
@@ -174,7 +176,100 @@ pub(crate) struct Event {
     pub(crate) style: EventStyle,
 }
 
+/// The directives of a document start event.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Directives {
+    pub(crate) version: Option<VersionDirective>,
+    pub(crate) tags: Vec<TagDirective>,
+}
+
+impl Directives {
+    /// The directives, boxed, or `None` when there are none.
+    pub(crate) fn boxed(
+        version: Option<VersionDirective>,
+        tags: Vec<TagDirective>,
+    ) -> Option<Box<Directives>> {
+        if version.is_none() && tags.is_empty() {
+            None
+        } else {
+            Some(Box::new(Directives { version, tags }))
+        }
+    }
+}
+
+/// The comments of an event (kept apart: few events have any).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Comments {
+    pub(crate) head: Vec<u8>,
+    pub(crate) line: Vec<u8>,
+    pub(crate) foot: Vec<u8>,
+    pub(crate) tail: Vec<u8>,
+}
+
+impl Comments {
+    /// The comments, boxed, or `None` when all are empty.
+    #[inline]
+    pub(crate) fn boxed(
+        head: Vec<u8>,
+        line: Vec<u8>,
+        foot: Vec<u8>,
+        tail: Vec<u8>,
+    ) -> Option<Box<Comments>> {
+        if head.is_empty() && line.is_empty() && foot.is_empty() && tail.is_empty() {
+            None
+        } else {
+            Some(Box::new(Comments {
+                head,
+                line,
+                foot,
+                tail,
+            }))
+        }
+    }
+}
+
+/// No comment text.
+#[cfg(test)]
+const NO_TEXT: &[u8] = &[];
+
 impl Event {
+    /// The `%YAML` directive, if any.
+    pub(crate) fn version_directive(&self) -> Option<VersionDirective> {
+        self.directives.as_ref().and_then(|d| d.version)
+    }
+    /// The `%TAG` directives (empty when none).
+    pub(crate) fn tag_directives(&self) -> &[TagDirective] {
+        self.directives.as_ref().map_or(&[], |d| &d.tags)
+    }
+    /// The directives, allocated when there were none.
+    #[cfg(test)]
+    pub(crate) fn directives_mut(&mut self) -> &mut Directives {
+        self.directives.get_or_insert_with(Box::default)
+    }
+    /// The comments, allocated when there were none.
+    pub(crate) fn comments_mut(&mut self) -> &mut Comments {
+        self.comments.get_or_insert_with(Box::default)
+    }
+    /// The head comment (empty when none).
+    #[cfg(test)]
+    pub(crate) fn head_comment(&self) -> &[u8] {
+        self.comments.as_ref().map_or(NO_TEXT, |c| &c.head)
+    }
+    /// The line comment (empty when none).
+    #[cfg(test)]
+    pub(crate) fn line_comment(&self) -> &[u8] {
+        self.comments.as_ref().map_or(NO_TEXT, |c| &c.line)
+    }
+    /// The foot comment (empty when none).
+    #[cfg(test)]
+    pub(crate) fn foot_comment(&self) -> &[u8] {
+        self.comments.as_ref().map_or(NO_TEXT, |c| &c.foot)
+    }
+    /// The tail comment (empty when none).
+    #[cfg(test)]
+    pub(crate) fn tail_comment(&self) -> &[u8] {
+        self.comments.as_ref().map_or(NO_TEXT, |c| &c.tail)
+    }
     /// `event.scalar_style()`.
     pub(crate) fn scalar_style(&self) -> ScalarStyle {
         match self.style {
