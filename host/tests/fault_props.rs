@@ -269,6 +269,9 @@ struct World {
     fleet: FleetSpec,
     set_repos_registered: Vec<bool>,
     edits: BTreeMap<(String, String), Edit>,
+    /// Variants removed since the last check (a variant re-created under the
+    /// same name is another variant: the edits of the first are not its).
+    removed: RefCell<BTreeSet<String>>,
     last: RefCell<Snapshot>,
     violations: RefCell<Vec<String>>,
 }
@@ -416,6 +419,7 @@ impl World {
             set_repos_registered: vec![true; fleet.repos.len()],
             edits: BTreeMap::new(),
             last: RefCell::default(),
+            removed: RefCell::default(),
             violations: RefCell::default(),
         };
         let mut up = Repository::default();
@@ -767,6 +771,11 @@ impl World {
 
     // --------------------------------------------------------- invariants
 
+    /// Records that the variant `name` no longer exists.
+    fn removed(&self, name: &str) {
+        self.removed.borrow_mut().insert(name.to_string());
+    }
+
     /// Records a violation seen at a write.
     fn violation(&self, v: String) {
         self.violations.borrow_mut().push(v);
@@ -806,8 +815,10 @@ impl World {
         problems.extend(invariants(&self.last.borrow(), &now));
         // Local edits: only while the variant that owned the edited draft
         // lives.
-        self.edits
-            .retain(|_, e| now.variants.get(&e.owner) == Some(&false));
+        let removed = std::mem::take(&mut *self.removed.borrow_mut());
+        self.edits.retain(|_, e| {
+            now.variants.get(&e.owner) == Some(&false) && !removed.contains(&e.owner)
+        });
         for ((repo, package), e) in &self.edits {
             for (name, r) in &now.revisions {
                 if r.repo == *repo && r.package == *package && !e.exempt.contains(name) {
@@ -931,6 +942,9 @@ impl ObjectStore for Watch<'_> {
     fn update_package_variant(&self, pv: &PackageVariant) -> StoreResult<PackageVariant> {
         let current = self.world.variant(&pv.metadata.name);
         let updated = self.world.objects.update_package_variant(pv)?;
+        if self.world.variant(&pv.metadata.name).is_none() {
+            self.world.removed(&pv.metadata.name);
+        }
         if let Some(current) = current {
             let had = current.metadata.finalizers.iter().any(|f| f == FINALIZER);
             let has = pv.metadata.finalizers.iter().any(|f| f == FINALIZER);
@@ -954,6 +968,7 @@ impl ObjectStore for Watch<'_> {
         self.world.objects.delete_package_variant(namespace, name)?;
         if let Some(current) = current {
             if self.world.variant(name).is_none() {
+                self.world.removed(name);
                 let left = self.world.cleanup_incomplete(&current);
                 if !left.is_empty() {
                     self.world.violation(format!(
@@ -1422,6 +1437,52 @@ fn the_comparison_reports_a_different_fixed_point() {
     });
     assert_ne!(a.snapshot().normalized(), b.snapshot().normalized());
     assert!(!diff(&a.snapshot(), &b.snapshot()).is_empty());
+}
+
+/// A set deleted and re-created while a child's draft carries a local edit:
+/// the old child is removed and a new one of the same name clones afresh.
+/// The edit belonged to the old child, so its loss is no violation (the
+/// checker once took the new child for the old one; found by the property
+/// test).
+#[test]
+fn a_recreated_set_child_is_another_variant() {
+    let fleet = FleetSpec {
+        repos: vec![false],
+        variants: vec![],
+        set: Some(SetSpec {
+            listed: vec![0],
+            selector: false,
+            region: 0,
+            injector: false,
+            orphan: false,
+            adopt: false,
+        }),
+    };
+    let case = Case {
+        fleet,
+        steps: vec![
+            Step {
+                event: UserEvent::LocalEdit {
+                    pick: 0,
+                    replicas: 0,
+                },
+                runs: vec![RunSpec {
+                    restart: false,
+                    max_passes: 1,
+                    schedule: FaultSchedule::new(),
+                }],
+            },
+            Step {
+                event: UserEvent::DeleteSet,
+                runs: vec![],
+            },
+            Step {
+                event: UserEvent::RecreateSet,
+                runs: vec![],
+            },
+        ],
+    };
+    run_case(&case).unwrap();
 }
 
 /// A fixed case on every fault kind at every write of a clone-and-upgrade
