@@ -121,13 +121,23 @@ try {
     assert(found, `${JSON.stringify(needle)} is not in #${editorId}`);
     await page.keyboard.type(text, { delay: 5 });
   };
+  /**
+   * Opens the page at `target` as a new document. Going to a URL that differs
+   * from the current one only in its hash is a same-document navigation: the
+   * old page (already rendered) would stay until its hashchange handler ran,
+   * and a check could read the previous example's editors.
+   */
+  const openFresh = async (target) => {
+    await page.goto('about:blank');
+    await page.goto(target, { waitUntil: 'load' });
+    await page.waitForSelector('body[data-first-render-ms]', { timeout: 15_000 });
+  };
   const pad = (n) => String(n).padStart(2, '0');
 
   let firstRenderMs = NaN;
   let warmRenderMs = NaN;
   await check('loads the fleet example and renders its 20 PackageVariants', async () => {
-    await page.goto(`${url}#example=fleet`, { waitUntil: 'load' });
-    await page.waitForSelector('body[data-first-render-ms]', { timeout: 15_000 });
+    await openFresh(`${url}#example=fleet`);
     firstRenderMs = await page.evaluate(() => performance.getEntriesByName('first-render')[0]?.startTime ?? NaN);
     assert(Number.isFinite(firstRenderMs), 'no first-render mark');
     const expected = Array.from({ length: 20 }, (_, i) => `web-fleet-edge-${pad(i + 1)}-web`);
@@ -153,9 +163,7 @@ try {
     await page.waitForFunction(() => location.hash.startsWith('#s='), null, { timeout: TIMEOUT_MS });
     const shared = page.url();
     const before = await names();
-    await page.goto('about:blank');
-    await page.goto(shared, { waitUntil: 'load' });
-    await page.waitForSelector('body[data-first-render-ms]', { timeout: 15_000 });
+    await openFresh(shared);
     warmRenderMs = await page.evaluate(() => performance.getEntriesByName('first-render')[0]?.startTime ?? NaN);
     assertEqual(await names(), before, 'names after reloading the shared link');
   });
@@ -185,8 +193,7 @@ try {
   });
 
   await check('a validation error names its field', async () => {
-    await page.goto(`${url}#example=sample`, { waitUntil: 'load' });
-    await page.waitForSelector('body[data-first-render-ms]', { timeout: 15_000 });
+    await openFresh(`${url}#example=sample`);
     await typeOver('ed-pvs', 'kind: Team', 'kind: ""');
     await page.waitForSelector('[data-testid=problem-path]', { timeout: TIMEOUT_MS });
     const paths = await page.$$eval('[data-testid=problem-path]', (els) => els.map((e) => e.textContent));
@@ -202,8 +209,7 @@ try {
   });
 
   await check('the PackageVariant tab applies team-a to the blueprint and shows the diff', async () => {
-    await page.goto(`${url}#example=team-a`, { waitUntil: 'load' });
-    await page.waitForSelector('body[data-first-render-ms]', { timeout: 15_000 });
+    await openFresh(`${url}#example=team-a`);
     assert(await page.isVisible('#view-variant'), 'the variant view is shown');
     const added = await page.$$eval('#out-diff .d-add', (els) => els.map((e) => e.textContent).join('\n'));
     assert(added.includes('set-namespace'), 'the pipeline mutator is added');
