@@ -949,6 +949,17 @@ impl Emitter {
                 // Go compares `event.sequence_style()` (the raw style number)
                 // with the flow sequence style, also for mappings.
                 // An indented block follows, so write the comment right now.
+                //
+                // Unlike Go, write the collection's anchor and tag first: Go
+                // writes them after the comment's line break, at the key's
+                // column, which does not parse (`b: # c\n&x\n  d: e`). This
+                // is the only place where our output differs from yaml.v3's,
+                // and only where yaml.v3's is not YAML.
+                self.process_anchor()?;
+                self.process_tag()?;
+                self.anchor_data.anchor.clear();
+                self.tag_data.handle.clear();
+                self.tag_data.suffix.clear();
                 std::mem::swap(&mut self.line_comment, &mut self.key_line_comment);
                 self.process_line_comment(false)?;
                 std::mem::swap(&mut self.line_comment, &mut self.key_line_comment);
@@ -4500,6 +4511,76 @@ mod tests {
                     emit_stream(&again, format).expect("emits"),
                     out,
                     "{format:?} of {input:?} is stable"
+                );
+            }
+        }
+    }
+
+    /// A key's line comment before an anchored or tagged block collection:
+    /// yaml.v3 writes the anchor and tag after the comment's line break, at
+    /// the key's column (`a: # hi\n&x\n  c: d`), which does not parse. We
+    /// write them before the comment. Without an anchor or tag the output is
+    /// yaml.v3's (the last case). A second round trip moves the comment onto
+    /// the first entry, as yaml.v3 does for `a: &x # hi` input.
+    #[test]
+    fn key_line_comment_after_anchor_and_tag_of_a_block_collection() {
+        use crate::yaml::{emit_stream, parse_stream, Format};
+        let cases = [
+            // (input, kyaml output, yaml.v3-format output)
+            (
+                "a: !t # \nb: &x\n  c: d\n",
+                "a: !t\nb: &x # \n  c: d\n",
+                "a: !t\nb: &x # \n    c: d\n",
+            ),
+            (
+                "a: # hi\n  &x\n  c: d\n",
+                "a: &x # hi\n  c: d\n",
+                "a: &x # hi\n    c: d\n",
+            ),
+            (
+                "a: !t # hi\nb: &x\n- c\n",
+                "a: !t\nb: &x # hi\n- c\n",
+                "a: !t\nb: &x # hi\n    - c\n",
+            ),
+            (
+                "a: # hi\n  !t\n  c: d\n",
+                "a: !t # hi\n  c: d\n",
+                "a: !t # hi\n    c: d\n",
+            ),
+            (
+                "a: # hi\n  &x !t\n  - c\n",
+                "a: &x !t # hi\n- c\n",
+                "a: &x !t # hi\n    - c\n",
+            ),
+            (
+                "- a: # hi\n    &x\n    c: d\n",
+                "- a: &x # hi\n    c: d\n",
+                "- a: &x # hi\n    c: d\n",
+            ),
+            (
+                "a: # hi\n  c: d\n",
+                "a: # hi\n  c: d\n",
+                "a: # hi\n    c: d\n",
+            ),
+        ];
+        for (input, kyaml, v3) in cases {
+            let docs = parse_stream(input).expect("parses");
+            for (format, want) in [(Format::Kyaml, kyaml), (Format::YamlV3, v3)] {
+                let out = emit_stream(&docs, format).expect("emits");
+                assert_eq!(out, want, "{format:?} of {input:?}");
+                let again = parse_stream(&out).expect("the output parses");
+                // The same document, its comment moved: the same text
+                // without comments.
+                let second = emit_stream(&again, format).expect("emits");
+                let uncommented = |t: &str| {
+                    t.lines()
+                        .map(|l| l.split(" #").next().unwrap_or(l).trim_end().to_owned())
+                        .collect::<Vec<_>>()
+                };
+                assert_eq!(
+                    uncommented(&second),
+                    uncommented(&out),
+                    "{format:?} of {input:?} re-parses to the same document"
                 );
             }
         }
