@@ -1933,7 +1933,12 @@ impl Emitter {
     /// `yaml_emitter_write_block_scalar_hints`: the indentation and chomping
     /// indicators of a literal or folded scalar.
     fn write_block_scalar_hints(&mut self, value: &[u8]) {
-        if is_space(value, 0) || is_break(value, 0) {
+        // yaml.v3 writes the indicator for content starting with a space or
+        // a line break, not with a tab; its parser (ours too) then reads the
+        // tab as indentation and refuses the block (`|-` over `  \tx`).
+        // Content starting with a tab gets the indicator as well, so what we
+        // write reads back.
+        if is_space(value, 0) || is_break(value, 0) || value.first() == Some(&b'\t') {
             // The indentation indicator is relative to the enclosing block
             // collection (the indentation pushed when this scalar's own was
             // set). yaml.v3 writes `best_indent`, which is what the content
@@ -4511,6 +4516,43 @@ mod tests {
                     emit_stream(&again, format).expect("emits"),
                     out,
                     "{format:?} of {input:?} is stable"
+                );
+            }
+        }
+    }
+
+    /// A literal or folded block whose content starts with a tab gets an
+    /// indentation indicator: yaml.v3 writes none (`a: |-\n  \tx`) and
+    /// then cannot read its own output back.
+    #[test]
+    fn block_scalar_starting_with_a_tab_has_an_indentation_indicator() {
+        use crate::yaml::{emit_stream, parse_stream, Format};
+        let cases = [
+            // (input, kyaml output, yaml.v3-format output)
+            ("a: |2-\n  \tx\n", "a: |2-\n  \tx\n", "a: |4-\n    \tx\n"),
+            ("a: |2-\n  \t", "a: |2-\n  \t\n", "a: |4-\n    \t\n"),
+            (
+                "a: >2\n  \tx\n  y\n",
+                "a: >2\n  \tx\n  y\n",
+                "a: >4\n    \tx\n    y\n",
+            ),
+            ("- |2\n  \tx\n", "- |2\n  \tx\n", "- |2\n  \tx\n"),
+            // A tab after the first line needs no indicator (as yaml.v3).
+            (
+                "a: |\n  x\n  \ty\n",
+                "a: |\n  x\n  \ty\n",
+                "a: |\n    x\n    \ty\n",
+            ),
+        ];
+        for (input, kyaml, v3) in cases {
+            let docs = parse_stream(input).expect("parses");
+            for (format, want) in [(Format::Kyaml, kyaml), (Format::YamlV3, v3)] {
+                let out = emit_stream(&docs, format).expect("emits");
+                assert_eq!(out, want, "{format:?} of {input:?}");
+                let again = parse_stream(&out).expect("the output parses");
+                assert_eq!(
+                    again[0].content, docs[0].content,
+                    "{format:?} of {input:?} reads back"
                 );
             }
         }
