@@ -4482,6 +4482,31 @@ mod tests {
         "duplicate %TAG directive"
     );
 
+    /// Emits each `(input, kyaml output, yaml.v3-format output)` case in
+    /// both formats, checks the bytes and that they parse, and hands
+    /// `check` the input's documents, the output and its re-parse.
+    fn check_emits(
+        cases: &[(&str, &str, &str)],
+        check: impl Fn(crate::yaml::Format, &str, &[crate::yaml::Node], &str, &[crate::yaml::Node]),
+    ) {
+        use crate::yaml::{emit_stream, parse_stream, Format};
+        for &(input, kyaml, v3) in cases {
+            let docs = parse_stream(input).expect("parses");
+            for (format, want) in [(Format::Kyaml, kyaml), (Format::YamlV3, v3)] {
+                let out = emit_stream(&docs, format).expect("emits");
+                assert_eq!(out, want, "{format:?} of {input:?}");
+                let again = parse_stream(&out).expect("the output parses");
+                check(
+                    format,
+                    &format!("{format:?} of {input:?}"),
+                    &docs,
+                    &out,
+                    &again,
+                );
+            }
+        }
+    }
+
     /// A block scalar that starts with a line break needs an indentation
     /// indicator; it must say where the content really is, relative to the
     /// enclosing collection. yaml.v3 (indent 4) writes `- |4` above content
@@ -4489,7 +4514,7 @@ mod tests {
     /// (indent 2) is what it always was, as the oracle gives it.
     #[test]
     fn block_scalar_indentation_indicator_matches_the_content() {
-        use crate::yaml::{emit_stream, parse_stream, Format};
+        use crate::yaml::emit_stream;
         let cases = [
             // (input, kyaml output (the oracle's), yaml.v3-format output)
             ("- |\n\n f", "- |2-\n\n  f\n", "- |2-\n\n  f\n"),
@@ -4506,19 +4531,10 @@ mod tests {
             ("a: |\n\n  f\n", "a: |2\n\n  f\n", "a: |4\n\n    f\n"),
             ("|\n\n f\n", "|2\n\n  f\n", "|4\n\n    f\n"),
         ];
-        for (input, kyaml, v3) in cases {
-            let docs = parse_stream(input).expect("parses");
-            for (format, want) in [(Format::Kyaml, kyaml), (Format::YamlV3, v3)] {
-                let out = emit_stream(&docs, format).expect("emits");
-                assert_eq!(out, want, "{format:?} of {input:?}");
-                let again = parse_stream(&out).expect("the output parses");
-                assert_eq!(
-                    emit_stream(&again, format).expect("emits"),
-                    out,
-                    "{format:?} of {input:?} is stable"
-                );
-            }
-        }
+        check_emits(&cases, |format, what, _, out, again| {
+            let second = emit_stream(again, format).expect("emits");
+            assert_eq!(second, out, "{what} is stable");
+        });
     }
 
     /// A literal or folded block whose content starts with a tab gets an
@@ -4526,7 +4542,6 @@ mod tests {
     /// then cannot read its own output back.
     #[test]
     fn block_scalar_starting_with_a_tab_has_an_indentation_indicator() {
-        use crate::yaml::{emit_stream, parse_stream, Format};
         let cases = [
             // (input, kyaml output, yaml.v3-format output)
             ("a: |2-\n  \tx\n", "a: |2-\n  \tx\n", "a: |4-\n    \tx\n"),
@@ -4544,18 +4559,9 @@ mod tests {
                 "a: |\n    x\n    \ty\n",
             ),
         ];
-        for (input, kyaml, v3) in cases {
-            let docs = parse_stream(input).expect("parses");
-            for (format, want) in [(Format::Kyaml, kyaml), (Format::YamlV3, v3)] {
-                let out = emit_stream(&docs, format).expect("emits");
-                assert_eq!(out, want, "{format:?} of {input:?}");
-                let again = parse_stream(&out).expect("the output parses");
-                assert_eq!(
-                    again[0].content, docs[0].content,
-                    "{format:?} of {input:?} reads back"
-                );
-            }
-        }
+        check_emits(&cases, |_, what, docs, _, again| {
+            assert_eq!(again[0].content, docs[0].content, "{what} reads back");
+        });
     }
 
     /// A key's line comment before an anchored or tagged block collection:
@@ -4566,7 +4572,7 @@ mod tests {
     /// the first entry, as yaml.v3 does for `a: &x # hi` input.
     #[test]
     fn key_line_comment_after_anchor_and_tag_of_a_block_collection() {
-        use crate::yaml::{emit_stream, parse_stream, Format};
+        use crate::yaml::emit_stream;
         let cases = [
             // (input, kyaml output, yaml.v3-format output)
             (
@@ -4605,26 +4611,20 @@ mod tests {
                 "a: # hi\n    c: d\n",
             ),
         ];
-        for (input, kyaml, v3) in cases {
-            let docs = parse_stream(input).expect("parses");
-            for (format, want) in [(Format::Kyaml, kyaml), (Format::YamlV3, v3)] {
-                let out = emit_stream(&docs, format).expect("emits");
-                assert_eq!(out, want, "{format:?} of {input:?}");
-                let again = parse_stream(&out).expect("the output parses");
-                // The same document, its comment moved: the same text
-                // without comments.
-                let second = emit_stream(&again, format).expect("emits");
-                let uncommented = |t: &str| {
-                    t.lines()
-                        .map(|l| l.split(" #").next().unwrap_or(l).trim_end().to_owned())
-                        .collect::<Vec<_>>()
-                };
-                assert_eq!(
-                    uncommented(&second),
-                    uncommented(&out),
-                    "{format:?} of {input:?} re-parses to the same document"
-                );
-            }
-        }
+        check_emits(&cases, |format, what, _, out, again| {
+            // The same document, its comment moved: the same text without
+            // comments.
+            let second = emit_stream(again, format).expect("emits");
+            let uncommented = |t: &str| {
+                t.lines()
+                    .map(|l| l.split(" #").next().unwrap_or(l).trim_end().to_owned())
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(
+                uncommented(&second),
+                uncommented(out),
+                "{what} re-parses to the same document"
+            );
+        });
     }
 }
