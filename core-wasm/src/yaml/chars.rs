@@ -72,7 +72,13 @@ pub(crate) fn is_z(b: &[u8], i: usize) -> bool {
 /// whatever `i` is; kept for parity).
 #[inline]
 pub(crate) fn is_bom(b: &[u8], _i: usize) -> bool {
-    at(b, 0) == 0xef && at(b, 1) == 0xbb && at(b, 2) == 0xbf
+    is_bom_at(b, 0)
+}
+
+/// Whether a UTF-8 byte order mark is at `i`.
+#[inline]
+pub(crate) fn is_bom_at(b: &[u8], i: usize) -> bool {
+    at(b, i) == 0xef && at(b, i + 1) == 0xbb && at(b, i + 2) == 0xbf
 }
 
 #[inline]

@@ -211,9 +211,18 @@ impl Composer {
             return Err(unbalanced());
         };
         node.content = content;
-        if let Some(c) = &mut self.event.comments {
-            node.line_comment = take_text(&mut c.line);
-            node.foot_comment = take_text(&mut c.foot);
+        // The end event's comments replace the start event's, also when it
+        // has none: a line comment read with a collection's start (`? # c`
+        // above a flow sequence key) is dropped, as yaml.v3 drops it.
+        match &mut self.event.comments {
+            Some(c) => {
+                node.line_comment = take_text(&mut c.line);
+                node.foot_comment = take_text(&mut c.foot);
+            }
+            None => {
+                node.line_comment.clear();
+                node.foot_comment.clear();
+            }
         }
         if closed_by == EventType::MappingEnd
             && block
@@ -420,4 +429,59 @@ fn take_text(b: &mut Vec<u8>) -> String {
 /// The `String` holding `b` (see [`take_text`]).
 fn text_of(b: Vec<u8>) -> String {
     String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::yaml::{emit_stream, parse_stream, Format};
+
+    /// A line comment read with a collection's start event is replaced by
+    /// the end event's comments, as yaml.v3's `parser.sequence` and
+    /// `parser.mapping` replace it: for a flow collection it is lost. The
+    /// expected outputs are tools/kyaml-oracle's.
+    #[test]
+    fn a_collection_takes_its_line_comment_from_its_end_event() {
+        let cases = [
+            ("? #\n []", "[]:\n"),
+            ("? # c\n  [a]\n", "? [a]\n:\n"),
+            ("? # c\n  {a: b}\n", "? {a: b}\n:\n"),
+            ("k: [ # c\n  x]\n", "k: [x]\n"),
+            ("a: !!seq # c\n  [x]\n", "a: !!seq [x]\n"),
+            // Comments that belong to a scalar or an item stay.
+            ("? # c\n  a\n", "a: # c\n"),
+            ("? # c\n  - x\n: v\n", "? - x # c\n: v\n"),
+        ];
+        for (input, want) in cases {
+            let docs = parse_stream(input).expect("parses");
+            let out = emit_stream(&docs, Format::Kyaml).expect("emits");
+            assert_eq!(out, want, "{input:?}");
+            parse_stream(&out).expect("the output parses");
+        }
+    }
+
+    /// Byte order marks: Go drops the first character of every line while
+    /// its buffer window starts with a U+FEFF (`\u{feff}\u{feff}kind: x`
+    /// reads `ind: x`); here only a U+FEFF itself is skipped. A U+FEFF that
+    /// Go keeps is kept (the oracle writes `"\uFEFF\x62": 2` for the last
+    /// case, as we do).
+    #[test]
+    fn a_byte_order_mark_never_takes_another_character_with_it() {
+        let cases = [
+            ("\u{feff}api: v1\nkind: x\n", "api: v1\nkind: x\n"),
+            (
+                "\u{feff}\u{feff}api: v1\nkind: x\nspec: y\n",
+                "api: v1\nkind: x\nspec: y\n",
+            ),
+            (
+                "\u{feff}\u{feff}a: 1\n\u{feff}b: 2\nc: 3\n",
+                "a: 1\nb: 2\nc: 3\n",
+            ),
+            ("a: 1\n\u{feff}b: 2\n", "a: 1\n\"\\uFEFF\\x62\": 2\n"),
+        ];
+        for (input, want) in cases {
+            let docs = parse_stream(input).expect("parses");
+            let out = emit_stream(&docs, Format::Kyaml).expect("emits");
+            assert_eq!(out, want, "{input:?}");
+        }
+    }
 }

@@ -29,16 +29,19 @@
 //!   only when the reader reaches it, after the tokens before it (for inputs
 //!   of more than about 512 bytes); here it is reported before any token,
 //!   with its position in the message and the mark.
-//! * Go's `is_bom` looks at the start of the reader's sliding buffer window
-//!   instead of at the current position. Here the window never slides, so
-//!   `chars::is_bom` looks at the first character after a leading BOM. Both
-//!   agree unless the input holds a U+FEFF after its start and Go's window
-//!   happens to start at it (it slides near the end of the input and every
-//!   512 bytes).
+//! * Go skips a byte order mark at the start of a line, but its `is_bom`
+//!   looks at the start of the reader's sliding buffer window instead of at
+//!   the current position: while that window starts with a U+FEFF, Go drops
+//!   the first character of every line, whatever it is (an input starting
+//!   with two byte order marks reads `kind: x` as `ind: x`). Here the window
+//!   never slides (it starts after a leading BOM), the character skipped
+//!   must itself be a U+FEFF, and it takes no column: where Go would drop
+//!   another character it is kept, and the lines after it keep their
+//!   indentation. Elsewhere the two agree.
 
 use super::chars::{
-    as_digit, as_hex, at, is_alpha, is_blank, is_blankz, is_bom, is_break, is_breakz, is_crlf,
-    is_digit, is_hex, is_space, is_tab, is_z, width,
+    as_digit, as_hex, at, is_alpha, is_blank, is_blankz, is_bom, is_bom_at, is_break, is_breakz,
+    is_crlf, is_digit, is_hex, is_space, is_tab, is_z, width,
 };
 use super::error::{ErrorKind, Fallible as Result, YamlError};
 use super::parser_state::{Comment, Parser, SimpleKey};
@@ -1303,10 +1306,16 @@ impl Parser {
         // Until the next token is not found.
         loop {
             // Allow the BOM mark to start a line.
-            // [Go] `is_bom` looks at the start of the reader's buffer window,
-            // not at the current position (see `chars::is_bom`).
-            if self.mark.column == 0 && is_bom(&self.buffer, self.buffer_pos) {
+            // (Go looks only at the start of its buffer window, and then
+            // skips whatever character is here, counting it as a column; a
+            // BOM is skipped here only where it is, as no column: see the
+            // module documentation.)
+            if self.mark.column == 0
+                && is_bom(&self.buffer, self.buffer_pos)
+                && is_bom_at(&self.buffer, self.buffer_pos)
+            {
                 self.skip();
+                self.mark.column = 0;
             }
 
             // Eat whitespaces.
