@@ -641,6 +641,104 @@ fn killed_between_any_two_writes_converges_without_duplicate_drafts() {
     });
 }
 
+/// A core that counts the calls of each kind and the time spent in them.
+struct Timed<'a> {
+    core: &'a dyn Core,
+    calls: std::cell::RefCell<BTreeMap<&'static str, (usize, std::time::Duration)>>,
+}
+
+impl<'a> Timed<'a> {
+    fn new(core: &'a dyn Core) -> Self {
+        Timed {
+            core,
+            calls: Default::default(),
+        }
+    }
+
+    fn time<T>(&self, op: &'static str, f: impl FnOnce() -> T) -> T {
+        let started = std::time::Instant::now();
+        let out = f();
+        let mut calls = self.calls.borrow_mut();
+        let entry = calls.entry(op).or_default();
+        entry.0 += 1;
+        entry.1 += started.elapsed();
+        out
+    }
+
+    /// `op: calls, total seconds` for each kind of call, and the total.
+    fn summary(&self) -> String {
+        let calls = self.calls.borrow();
+        let total: std::time::Duration = calls.values().map(|(_, d)| *d).sum();
+        let parts: Vec<String> = calls
+            .iter()
+            .map(|(op, (n, d))| format!("{op} {n}x {:.2}s", d.as_secs_f64()))
+            .collect();
+        format!(
+            "in the core {:.2}s ({})",
+            total.as_secs_f64(),
+            parts.join(", ")
+        )
+    }
+}
+
+impl Core for Timed<'_> {
+    fn plan(
+        &self,
+        pv: &PackageVariant,
+        prs: &[PackageRevision],
+        now: &str,
+    ) -> porch_variants::engine_api::CoreResult<porch_variants::engine_api::Plan> {
+        self.time("plan", || self.core.plan(pv, prs, now))
+    }
+    fn apply_mutations(
+        &self,
+        pv: &PackageVariant,
+        namespace: &str,
+        name: &str,
+        files: &Files,
+        candidates: &[serde_json::Value],
+    ) -> porch_variants::engine_api::CoreResult<Result<porch_variants::engine_api::Mutated, String>>
+    {
+        self.time("apply_mutations", || {
+            self.core
+                .apply_mutations(pv, namespace, name, files, candidates)
+        })
+    }
+    fn render_set(
+        &self,
+        input: porch_variants::engine_api::SetInput<'_>,
+    ) -> porch_variants::engine_api::CoreResult<
+        Result<porch_variants::engine_api::SetRender, porch_variants::engine_api::SetFailure>,
+    > {
+        self.time("render_set", || self.core.render_set(input))
+    }
+    fn clone_package(
+        &self,
+        upstream: &Files,
+        package: &str,
+        source: &pv_core::merge::UpstreamSource,
+    ) -> porch_variants::engine_api::CoreResult<Result<Files, String>> {
+        self.time("clone_package", || {
+            self.core.clone_package(upstream, package, source)
+        })
+    }
+    fn upgrade_package(
+        &self,
+        old_upstream: &Files,
+        new_upstream: &Files,
+        local: &Files,
+        source: &pv_core::merge::UpstreamSource,
+    ) -> porch_variants::engine_api::CoreResult<Result<pv_core::merge::MergeOutcome, String>> {
+        self.time("upgrade_package", || {
+            self.core
+                .upgrade_package(old_upstream, new_upstream, local, source)
+        })
+    }
+    fn name(&self) -> &'static str {
+        self.core.name()
+    }
+}
+
 /// The fleet demo at scale: `cargo test -p porch-variants --release --test
 /// local_e2e -- --ignored --nocapture fleet_timing`.
 #[test]
@@ -661,14 +759,22 @@ fn fleet_timing() {
             }
         }])));
         let plan = FaultPlan::counting();
+        let timed = Timed::new(core);
         let started = std::time::Instant::now();
-        let r = f.run_with_core(plan.clone(), core).unwrap();
+        let r = f.run_with_core(plan.clone(), &timed).unwrap();
         let first = started.elapsed();
+        let first_core = timed.summary();
         let counts = plan.counts();
         let plan2 = FaultPlan::counting();
+        let timed = Timed::new(core);
         let started = std::time::Instant::now();
-        let r2 = f.run_with_core(plan2.clone(), core).unwrap();
+        let r2 = f.run_with_core(plan2.clone(), &timed).unwrap();
         let second = started.elapsed();
+        println!(
+            "{} core, {n} repositories: first run {first_core}; second run {}",
+            core.name(),
+            timed.summary()
+        );
         println!(
             "{} core, {n} repositories ({} variants): first run {:.2}s, {} passes, {} reads, {} writes; second run {:.2}s, {} reads, {} writes, {} events",
             core.name(),
