@@ -52,6 +52,9 @@ def main() -> int:
         if not os.access(path, os.X_OK):
             sys.exit(f"differential: the {what} binary {path} is missing (see the usage)")
 
+    for d in args.dirs:
+        if not os.path.isdir(d):
+            sys.exit(f"differential: {d} is not a directory")
     outcomes = collections.defaultdict(list)
     with tempfile.TemporaryDirectory(prefix="pv-differential-") as tmp:
         for n, d in enumerate(args.dirs):
