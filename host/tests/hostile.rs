@@ -125,6 +125,36 @@ fn the_core_refuses_an_exploding_template_by_itself() {
     }
 }
 
+/// An instance that served a call is kept for the next one and answers as
+/// a fresh one does; an instance a hostile call was stopped in is dropped,
+/// never kept.
+#[test]
+fn a_stopped_instance_is_never_kept_for_the_next_call() {
+    // Its own component, so that no other test takes or returns instances.
+    let component = CoreComponent::new().expect("component loads");
+    let ok = || {
+        component
+            .render_package_variant_set(&render_input("repoDefault + '-ok'", None))
+            .expect("no trap")
+            .expect("renders")
+    };
+    assert_eq!(component.idle_instances(), 0);
+    let fresh = ok();
+    assert_eq!(component.idle_instances(), 1);
+    let reused = ok();
+    assert_eq!(component.idle_instances(), 1);
+    assert_eq!(format!("{reused:?}"), format!("{fresh:?}"));
+    // The hostile call takes the kept instance, and it is stopped in it.
+    let input = render_input(&exploding(8), Some(NO_CEL_LIMITS));
+    let started = Instant::now();
+    let result = component.render_package_variant_set(&input).map(|_| ());
+    assert_stopped("10^8 comprehension", result, started.elapsed());
+    assert_eq!(component.idle_instances(), 0);
+    still_serves(&component);
+    assert_eq!(component.idle_instances(), 1);
+    assert_eq!(format!("{:?}", ok()), format!("{fresh:?}"));
+}
+
 #[test]
 fn an_exploding_template_is_stopped_by_the_sandbox() {
     let component = component();

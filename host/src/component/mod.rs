@@ -9,8 +9,12 @@
 //!   ([`bindings::PorchVariantsPre`]) made at start-up; the compiled code
 //!   is kept in wasmtime's on-disk cache, so a later start-up loads it
 //!   instead of compiling again;
-//! * a fresh [`Store`] and instance per call, so calls share nothing and a
-//!   trap leaves nothing behind;
+//! * an instance per call in its own [`Store`]: a fresh one, or one that
+//!   finished an earlier call without error and stayed small (a fresh
+//!   instance costs about 35 µs before the guest does any work, more than
+//!   a small call's own work). The exports are pure functions, so a call
+//!   sees nothing of the calls before it, and an instance that failed
+//!   (a trap, a limit) is dropped: it leaves nothing behind;
 //! * per call, a fuel budget that grows with the size of the input, a
 //!   linear-memory limit and optionally a wall-clock deadline, from
 //!   [`ComponentConfig`]; hitting one stops the guest with a
@@ -28,7 +32,7 @@ mod error;
 pub mod native;
 
 use std::path::PathBuf;
-use std::sync::mpsc;
+use std::sync::{mpsc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -99,7 +103,8 @@ impl Default for Fuel {
 pub struct ComponentConfig {
     /// Fuel of one call; `None` for no limit.
     pub fuel: Option<Fuel>,
-    /// Most linear memory one call may use, in bytes.
+    /// Most linear memory one call may use, in bytes (an instance kept
+    /// from earlier calls starts the call with at most 16 MiB of it).
     pub max_memory: usize,
     /// Wall-clock deadline of one call (epoch interruption, checked every
     /// [`EPOCH_TICK`]); `None` for none. A backstop for when fuel is off:
@@ -218,6 +223,20 @@ impl Drop for EpochTicker {
     }
 }
 
+/// Instances kept for later calls, at most.
+const MAX_IDLE: usize = 2;
+
+/// Largest linear memory of an instance that is kept for later calls: the
+/// small calls (plans, validation, a package of a few files) stay far below
+/// it; a large call pays for its own instance, which is then freed.
+const MAX_IDLE_MEMORY: usize = 16 << 20;
+
+/// An instance between calls.
+struct Idle {
+    store: Store<State>,
+    bindings: PorchVariants,
+}
+
 /// The package-editing component, compiled and pre-instantiated, with the
 /// limits of every call. Cheap to share between threads (`&self` calls).
 pub struct CoreComponent {
@@ -226,6 +245,7 @@ pub struct CoreComponent {
     pre: PorchVariantsPre<State>,
     config: ComponentConfig,
     startup: Startup,
+    idle: Mutex<Vec<Idle>>,
     _ticker: Option<EpochTicker>,
 }
 
@@ -311,6 +331,7 @@ impl CoreComponent {
             pre,
             config,
             startup,
+            idle: Mutex::new(Vec::new()),
             _ticker: ticker,
         })
     }
@@ -356,8 +377,44 @@ impl CoreComponent {
             .collect()
     }
 
-    /// A fresh instance in a fresh store with this component's limits:
-    /// what every call does first (public for benchmarks and tests).
+    /// Runs `call` on an idle instance, or on a fresh one when none is
+    /// idle; the instance is kept for a later call when `call` succeeded
+    /// and the instance stayed below [`MAX_IDLE_MEMORY`].
+    fn with_instance<R>(
+        &self,
+        call: impl FnOnce(&mut Instance<'_>) -> Result<R, ComponentError>,
+    ) -> Result<R, ComponentError> {
+        let idle = self.idle.lock().ok().and_then(|mut idle| idle.pop());
+        let mut instance = match idle {
+            Some(Idle { store, bindings }) => Instance {
+                store,
+                bindings,
+                config: &self.config,
+                budget: 0,
+            },
+            None => self.instantiate()?,
+        };
+        let result = call(&mut instance);
+        if result.is_ok() && instance.peak_memory() <= MAX_IDLE_MEMORY {
+            if let Ok(mut idle) = self.idle.lock() {
+                if idle.len() < MAX_IDLE {
+                    idle.push(Idle {
+                        store: instance.store,
+                        bindings: instance.bindings,
+                    });
+                }
+            }
+        }
+        result
+    }
+
+    /// How many instances are kept for later calls.
+    pub fn idle_instances(&self) -> usize {
+        self.idle.lock().map_or(0, |idle| idle.len())
+    }
+
+    /// A fresh instance in a fresh store with this component's limits
+    /// (public for benchmarks and tests).
     pub fn instantiate(&self) -> Result<Instance<'_>, ComponentError> {
         let mut store = Store::new(
             &self.engine,
@@ -388,7 +445,7 @@ impl CoreComponent {
 
     /// `version`: name and version of the core.
     pub fn version(&self) -> Result<String, ComponentError> {
-        self.instantiate()?.version()
+        self.with_instance(|i| i.version())
     }
 
     /// `validate-package-variant`: upstream's messages, in order.
@@ -396,8 +453,7 @@ impl CoreComponent {
         &self,
         package_variant: &str,
     ) -> Result<Result<Vec<String>, String>, ComponentError> {
-        self.instantiate()?
-            .validate_package_variant(package_variant)
+        self.with_instance(|i| i.validate_package_variant(package_variant))
     }
 
     /// `plan-reconcile`: one reconcile of a PackageVariant, as a plan.
@@ -405,7 +461,7 @@ impl CoreComponent {
         &self,
         input: &types::PlanInput,
     ) -> Result<Result<types::ReconcilePlan, String>, ComponentError> {
-        self.instantiate()?.plan_reconcile(input)
+        self.with_instance(|i| i.plan_reconcile(input))
     }
 
     /// `apply-mutations`: the three mutations of a PackageVariant on a
@@ -414,7 +470,7 @@ impl CoreComponent {
         &self,
         input: &types::MutationInput,
     ) -> Result<Result<types::MutationOutcome, types::MutationError>, ComponentError> {
-        self.instantiate()?.apply_mutations(input)
+        self.with_instance(|i| i.apply_mutations(input))
     }
 
     /// `validate-package-variant-set`: upstream's messages, in order.
@@ -422,8 +478,7 @@ impl CoreComponent {
         &self,
         package_variant_set: &str,
     ) -> Result<Result<Vec<String>, String>, ComponentError> {
-        self.instantiate()?
-            .validate_package_variant_set(package_variant_set)
+        self.with_instance(|i| i.validate_package_variant_set(package_variant_set))
     }
 
     /// `render-package-variant-set`: the children and the sync plan.
@@ -431,7 +486,7 @@ impl CoreComponent {
         &self,
         input: &types::RenderInput,
     ) -> Result<Result<types::RenderOutcome, types::RenderError>, ComponentError> {
-        self.instantiate()?.render_package_variant_set(input)
+        self.with_instance(|i| i.render_package_variant_set(input))
     }
 
     /// `format-files`: YAML rewritten as kpt and Porch write it.
@@ -439,7 +494,7 @@ impl CoreComponent {
         &self,
         files: &[types::File],
     ) -> Result<Vec<types::FormattedFile>, ComponentError> {
-        self.instantiate()?.format_files(files)
+        self.with_instance(|i| i.format_files(files))
     }
 
     /// `clone-package`: the content of a clone.
@@ -447,7 +502,7 @@ impl CoreComponent {
         &self,
         input: &types::CloneInput,
     ) -> Result<Result<Vec<types::File>, String>, ComponentError> {
-        self.instantiate()?.clone_package(input)
+        self.with_instance(|i| i.clone_package(input))
     }
 
     /// `upgrade-package`: the three-way merge of an upgrade.
@@ -455,14 +510,14 @@ impl CoreComponent {
         &self,
         input: &types::UpgradeInput,
     ) -> Result<Result<types::UpgradeOutcome, String>, ComponentError> {
-        self.instantiate()?.upgrade_package(input)
+        self.with_instance(|i| i.upgrade_package(input))
     }
 }
 
-/// One instance of the component in its own store. [`CoreComponent`]'s
-/// methods use a new one per call; an instance may also serve several
-/// calls, each with its own fuel and deadline (they share the memory
-/// limit). After a call that failed it must be dropped.
+/// One instance of the component in its own store. An instance may serve
+/// several calls, each with its own fuel and deadline (they share the
+/// memory limit): [`CoreComponent`]'s methods keep small instances for
+/// later calls. After a call that failed it must be dropped.
 pub struct Instance<'a> {
     store: Store<State>,
     bindings: PorchVariants,
