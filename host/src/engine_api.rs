@@ -195,6 +195,11 @@ pub trait Core {
     ) -> CoreResult<Result<MergeOutcome, String>>;
     /// A short name for messages (`component` or `native`).
     fn name(&self) -> &'static str;
+    /// Fuel (about one unit per WebAssembly instruction) used by all calls
+    /// so far: the component's; `None` for a core that is not metered.
+    fn fuel_used(&self) -> Option<u64> {
+        None
+    }
 }
 
 fn to_json<T: Serialize>(op: &'static str, v: &T) -> CoreResult<String> {
@@ -482,6 +487,10 @@ pub trait Exports {
     ) -> CoreResult<Result<wit::UpgradeOutcome, String>>;
     /// A short name for messages (`component` or `native`).
     fn core_name(&self) -> &'static str;
+    /// See [`Core::fuel_used`].
+    fn fuel_used_so_far(&self) -> Option<u64> {
+        None
+    }
 }
 
 impl<T: Exports> Core for T {
@@ -534,6 +543,10 @@ impl<T: Exports> Core for T {
 
     fn name(&self) -> &'static str {
         self.core_name()
+    }
+
+    fn fuel_used(&self) -> Option<u64> {
+        self.fuel_used_so_far()
     }
 }
 
@@ -625,5 +638,9 @@ impl Exports for ComponentCore {
 
     fn core_name(&self) -> &'static str {
         "component"
+    }
+
+    fn fuel_used_so_far(&self) -> Option<u64> {
+        self.0.fuel_used()
     }
 }

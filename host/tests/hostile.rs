@@ -155,6 +155,33 @@ fn a_stopped_instance_is_never_kept_for_the_next_call() {
     assert_eq!(format!("{:?}", ok()), format!("{fresh:?}"));
 }
 
+/// The fuel of every call is counted (what the controller's
+/// `porch_variants_component_fuel_total` reports), a stopped call's too.
+#[test]
+fn the_fuel_of_every_call_is_counted() {
+    let component = CoreComponent::new().expect("component loads");
+    assert_eq!(component.fuel_used(), Some(0));
+    component.version().expect("version");
+    let after_version = component.fuel_used().expect("metered");
+    assert!(after_version > 0);
+    let input = render_input(&exploding(8), Some(NO_CEL_LIMITS));
+    let budget = Fuel::default().budget(input.input_bytes());
+    assert!(component.render_package_variant_set(&input).is_err());
+    let after_stop = component.fuel_used().expect("metered");
+    assert_eq!(
+        after_stop - after_version,
+        budget,
+        "a stopped call used its whole budget"
+    );
+    let unmetered = CoreComponent::with_config(ComponentConfig {
+        fuel: None,
+        ..ComponentConfig::default()
+    })
+    .expect("component loads");
+    unmetered.version().expect("version");
+    assert_eq!(unmetered.fuel_used(), None);
+}
+
 #[test]
 fn an_exploding_template_is_stopped_by_the_sandbox() {
     let component = component();

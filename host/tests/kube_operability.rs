@@ -43,6 +43,10 @@ async fn health_endpoints_report_liveness_readiness_and_metrics() {
         .reconciles
         .get_or_create(&Metrics::labels("packagevariants"))
         .inc();
+    // The core's running total, reported by reconciles in any order.
+    metrics.record_fuel(Some(100));
+    metrics.record_fuel(Some(40));
+    metrics.record_fuel(None);
     let state = Arc::new(HealthState {
         ready: Default::default(),
         registry,
@@ -67,6 +71,10 @@ async fn health_endpoints_report_liveness_readiness_and_metrics() {
     assert_eq!(code, 200);
     assert!(
         body.contains("porch_variants_reconciles_total{controller=\"packagevariants\"} 1"),
+        "{body}"
+    );
+    assert!(
+        body.contains("porch_variants_component_fuel_total 100\n"),
         "{body}"
     );
     stop_tx.send(true).expect("stop");

@@ -32,6 +32,7 @@ mod error;
 pub mod native;
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -246,6 +247,7 @@ pub struct CoreComponent {
     config: ComponentConfig,
     startup: Startup,
     idle: Mutex<Vec<Idle>>,
+    fuel_used: AtomicU64,
     _ticker: Option<EpochTicker>,
 }
 
@@ -332,6 +334,7 @@ impl CoreComponent {
             config,
             startup,
             idle: Mutex::new(Vec::new()),
+            fuel_used: AtomicU64::new(0),
             _ticker: ticker,
         })
     }
@@ -395,6 +398,9 @@ impl CoreComponent {
             None => self.instantiate()?,
         };
         let result = call(&mut instance);
+        if let Some(fuel) = instance.fuel_used() {
+            self.fuel_used.fetch_add(fuel, Ordering::Relaxed);
+        }
         if result.is_ok() && instance.peak_memory() <= MAX_IDLE_MEMORY {
             if let Ok(mut idle) = self.idle.lock() {
                 if idle.len() < MAX_IDLE {
@@ -406,6 +412,13 @@ impl CoreComponent {
             }
         }
         result
+    }
+
+    /// Fuel used by all calls of this component so far, failed ones
+    /// included (`None` without a fuel limit: nothing is metered).
+    pub fn fuel_used(&self) -> Option<u64> {
+        self.config.fuel?;
+        Some(self.fuel_used.load(Ordering::Relaxed))
     }
 
     /// How many instances are kept for later calls.

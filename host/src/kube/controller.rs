@@ -204,6 +204,7 @@ where
         object: object.to_string(),
         source,
     })?;
+    ctx.metrics.record_fuel(ctx.core.fuel_used());
     log_events(&events);
     result.map_err(|source| Error::Reconcile {
         object: object.to_string(),

@@ -1,6 +1,7 @@
 //! Prometheus metrics (`/metrics`): reconciles and errors by controller and
 //! reason, the objects waiting for a retry (the work queue's depth beyond
-//! the watch-driven work), and the writes non-leaders skipped.
+//! the watch-driven work), the writes non-leaders skipped, and the fuel the
+//! package-editing component used.
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -35,6 +36,8 @@ pub struct Metrics {
     pub queue_depth: Family<ControllerLabels, Gauge>,
     /// Reconciles skipped because this replica does not hold the Lease.
     pub not_leader: Family<ControllerLabels, Counter>,
+    /// Fuel the component used (0 with the native core).
+    pub component_fuel: Counter,
 }
 
 impl Metrics {
@@ -58,7 +61,23 @@ impl Metrics {
             "Reconciles skipped because this replica does not hold the Lease",
             m.not_leader.clone(),
         );
+        sub.register(
+            "component_fuel",
+            "Fuel the package-editing component used, about one unit per WebAssembly instruction",
+            m.component_fuel.clone(),
+        );
         m
+    }
+
+    /// Brings the fuel counter up to `total`, the core's fuel used so far
+    /// (reconciles running at once may report out of order; the counter
+    /// only moves up).
+    pub fn record_fuel(&self, total: Option<u64>) {
+        if let Some(total) = total {
+            self.component_fuel
+                .inner()
+                .fetch_max(total, std::sync::atomic::Ordering::Relaxed);
+        }
     }
 
     /// Labels for `controller`.
