@@ -17,15 +17,15 @@ fn main() -> std::io::Result<()> {
         let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
             continue;
         };
-        let out = std::path::Path::new(output).join(name);
+        let out = |ext: &str| std::path::Path::new(output).join(format!("{name}.{ext}"));
         let bytes = std::fs::read(&path)?;
         let result = match String::from_utf8(bytes) {
             Ok(text) => yaml::reformat(&text).map_err(|e| e.to_string()),
             Err(_) => Err("not UTF-8".to_owned()),
         };
         match result {
-            Ok(text) => std::fs::write(out.with_extension("out"), text)?,
-            Err(e) => std::fs::write(out.with_extension("err"), e + "\n")?,
+            Ok(text) => std::fs::write(out("out"), text)?,
+            Err(e) => std::fs::write(out("err"), e + "\n")?,
         }
     }
     Ok(())
