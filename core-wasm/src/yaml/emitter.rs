@@ -916,6 +916,18 @@ impl Emitter {
             self.key_line_comment = std::mem::take(&mut self.line_comment);
         }
         if self.check_simple_key(event) {
+            if event.typ != EventType::Scalar && self.key_line_comment.is_empty() {
+                // An empty flow collection as a simple key (`{}: v`): its
+                // line comment is on its end event, the next in the queue.
+                // Go writes it right after the `}`, with the line break,
+                // and the `:` on the next line no longer makes a key
+                // (`{} # c` then `:`). Treat it as a scalar key's comment.
+                if let Some(end) = self.events.front_mut() {
+                    if let Some(c) = &mut end.comments {
+                        self.key_line_comment = std::mem::take(&mut c.line);
+                    }
+                }
+            }
             self.states.push(EmitterState::BlockMappingSimpleValue);
             return self.emit_node(event, false, false, true, true);
         }
@@ -4561,6 +4573,36 @@ mod tests {
         ];
         check_emits(&cases, |_, what, docs, _, again| {
             assert_eq!(again[0].content, docs[0].content, "{what} reads back");
+        });
+    }
+
+    /// An empty flow collection as a simple key keeps its line comment on
+    /// the key's line: yaml.v3 writes `{} # c` and then `:` on the next
+    /// line, which does not parse. A non-empty one is written as an
+    /// explicit `?` key, where the comment is fine (the last case, which
+    /// is yaml.v3's output).
+    #[test]
+    fn an_empty_flow_collection_key_keeps_its_comment_on_its_line() {
+        use crate::yaml::emit_stream;
+        let cases = [
+            // (input, kyaml output, yaml.v3-format output)
+            ("{}: # c\n", "{}: # c\n", "{}: # c\n"),
+            ("[]: # c\n", "[]: # c\n", "[]: # c\n"),
+            ("a:\n  {}: # c\n", "a:\n  {}: # c\n", "a:\n    {}: # c\n"),
+            (
+                "- {}: # c\n  b: 1\n",
+                "- {}: # c\n  b: 1\n",
+                "- {}: # c\n  b: 1\n",
+            ),
+            ("? {} # c\n: v\n", "{}: v # c\n", "{}: v # c\n"),
+            ("[a]: # c\n", "? [a] # c\n:\n", "? [a] # c\n:\n"),
+        ];
+        check_emits(&cases, |format, what, _, out, again| {
+            assert_eq!(
+                emit_stream(again, format).expect("emits"),
+                out,
+                "{what} is stable"
+            );
         });
     }
 
