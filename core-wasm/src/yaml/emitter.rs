@@ -309,6 +309,9 @@ pub(crate) struct Emitter {
 
     /// A line comment given with a mapping key.
     pub(crate) key_line_comment: Vec<u8>,
+    /// The line comment of an empty flow collection that is a simple key
+    /// inside a flow mapping, written after the value (not in Go).
+    pub(crate) flow_key_line_comment: Vec<u8>,
     /// Scalar buffers done with, for the next events to reuse.
     spare: Vec<Vec<u8>>,
 }
@@ -350,6 +353,7 @@ impl Emitter {
             foot_comment: Vec::new(),
             tail_comment: Vec::new(),
             key_line_comment: Vec::new(),
+            flow_key_line_comment: Vec::new(),
             spare: Vec::new(),
         }
     }
@@ -794,6 +798,16 @@ impl Emitter {
         Ok(())
     }
 
+    /// The line comment of the next queued event, taken out of it: for an
+    /// empty collection about to be written, the comment of its end event.
+    fn take_next_line_comment(&mut self) -> Vec<u8> {
+        self.events
+            .front_mut()
+            .and_then(|end| end.comments.as_mut())
+            .map(|c| std::mem::take(&mut c.line))
+            .unwrap_or_default()
+    }
+
     /// `yaml_emitter_emit_flow_mapping_key`: expect a flow key node.
     fn emit_flow_mapping_key(&mut self, event: &Event, first: bool, trail: bool) -> Result<()> {
         if first {
@@ -838,6 +852,13 @@ impl Emitter {
         }
 
         if !self.canonical && self.check_simple_key(event) {
+            if event.typ != EventType::Scalar {
+                // An empty flow collection as a simple key: as in a block
+                // mapping (`emit_block_mapping_key`), Go would write its
+                // line comment and a line break before the `:`, which
+                // then no longer makes a key.
+                self.flow_key_line_comment = self.take_next_line_comment();
+            }
             self.states.push(EmitterState::FlowMappingSimpleValue);
             return self.emit_node(event, false, false, true, true);
         }
@@ -848,6 +869,15 @@ impl Emitter {
 
     /// `yaml_emitter_emit_flow_mapping_value`: expect a flow value node.
     fn emit_flow_mapping_value(&mut self, event: &Event, simple: bool) -> Result<()> {
+        let key_comment = std::mem::take(&mut self.flow_key_line_comment);
+        if matches!(event.typ, EventType::Scalar | EventType::Alias) && self.line_comment.is_empty()
+        {
+            // The key's comment goes after the value, as a value's own
+            // comment does (`{{}: v, # c` then `}`). Before a collection
+            // value, or when the value has a comment of its own, there is
+            // no place for it: it is dropped.
+            self.line_comment = key_comment;
+        }
         if simple {
             self.write_indicator(b":", false, false, false);
         } else {
@@ -917,16 +947,12 @@ impl Emitter {
         }
         if self.check_simple_key(event) {
             if event.typ != EventType::Scalar && self.key_line_comment.is_empty() {
-                // An empty flow collection as a simple key (`{}: v`): its
-                // line comment is on its end event, the next in the queue.
-                // Go writes it right after the `}`, with the line break,
-                // and the `:` on the next line no longer makes a key
-                // (`{} # c` then `:`). Treat it as a scalar key's comment.
-                if let Some(end) = self.events.front_mut() {
-                    if let Some(c) = &mut end.comments {
-                        self.key_line_comment = std::mem::take(&mut c.line);
-                    }
-                }
+                // An empty flow collection as a simple key (`{}: v`): Go
+                // writes its line comment right after the `}`, with the
+                // line break, and the `:` on the next line no longer makes
+                // a key (`{} # c` then `:`). Treat it as a scalar key's
+                // comment.
+                self.key_line_comment = self.take_next_line_comment();
             }
             self.states.push(EmitterState::BlockMappingSimpleValue);
             return self.emit_node(event, false, false, true, true);
@@ -4578,7 +4604,7 @@ mod tests {
 
     /// An empty flow collection as a simple key keeps its line comment on
     /// the key's line: yaml.v3 writes `{} # c` and then `:` on the next
-    /// line, which does not parse. A non-empty one is written as an
+    /// line, which does not parse, in a block mapping and in a flow one. A non-empty one is written as an
     /// explicit `?` key, where the comment is fine (the last case, which
     /// is yaml.v3's output).
     #[test]
@@ -4596,6 +4622,10 @@ mod tests {
             ),
             ("? {} # c\n: v\n", "{}: v # c\n", "{}: v # c\n"),
             ("[a]: # c\n", "? [a] # c\n:\n", "? [a] # c\n:\n"),
+            // In a flow mapping the comment goes after the value, as a
+            // value's own does (yaml.v3 writes `{{} #` then `: ''}`).
+            ("{{}#\n}", "{{}: '', #\n}\n", "{{}: '', #\n}\n"),
+            ("{[] # c\n}", "{[]: '', # c\n}\n", "{[]: '', # c\n}\n"),
         ];
         check_emits(&cases, |format, what, _, out, again| {
             assert_eq!(
