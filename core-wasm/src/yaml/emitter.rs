@@ -4604,9 +4604,9 @@ mod tests {
 
     /// An empty flow collection as a simple key keeps its line comment on
     /// the key's line: yaml.v3 writes `{} # c` and then `:` on the next
-    /// line, which does not parse, in a block mapping and in a flow one. A non-empty one is written as an
-    /// explicit `?` key, where the comment is fine (the last case, which
-    /// is yaml.v3's output).
+    /// line, which does not parse, in a block mapping and in a flow one. A
+    /// non-empty one is written as an explicit `?` key, where the comment
+    /// is fine (yaml.v3's output, kept).
     #[test]
     fn an_empty_flow_collection_key_keeps_its_comment_on_its_line() {
         use crate::yaml::emit_stream;
