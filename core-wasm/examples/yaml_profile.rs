@@ -1,5 +1,8 @@
 //! Parses (and optionally emits) a generated package in a loop, for
-//! profiling: `cargo run --release --example yaml_profile -- parse|emit|both N`.
+//! profiling: `cargo run --release --example yaml_profile -- MODE N [FILE]`.
+//!
+//! MODE is `both` (`yaml::reformat`), `parse`, `emit`, or one stage of the
+//! parse: `tokens` (the scanner alone) or `events` (scanner and parser).
 
 use pv_core::yaml;
 
@@ -29,6 +32,12 @@ fn main() {
         match mode {
             "parse" => drop(yaml::parse_stream(&input).expect("parses")),
             "emit" => drop(yaml::emit_stream(&docs, yaml::Format::Kyaml).expect("emits")),
+            "tokens" => {
+                std::hint::black_box(yaml::__profile_stage(&input, false));
+            }
+            "events" => {
+                std::hint::black_box(yaml::__profile_stage(&input, true));
+            }
             _ => drop(yaml::reformat(&input).expect("round-trips")),
         }
     }
