@@ -946,13 +946,18 @@ impl Emitter {
             self.key_line_comment = std::mem::take(&mut self.line_comment);
         }
         if self.check_simple_key(event) {
-            if event.typ != EventType::Scalar && self.key_line_comment.is_empty() {
+            if event.typ != EventType::Scalar {
                 // An empty flow collection as a simple key (`{}: v`): Go
                 // writes its line comment right after the `}`, with the
                 // line break, and the `:` on the next line no longer makes
                 // a key (`{} # c` then `:`). Treat it as a scalar key's
-                // comment.
-                self.key_line_comment = self.take_next_line_comment();
+                // comment; when a key comment is already pending (Go keeps
+                // one that a flow value left unwritten), there is no place
+                // for it, and it is dropped.
+                let comment = self.take_next_line_comment();
+                if self.key_line_comment.is_empty() {
+                    self.key_line_comment = comment;
+                }
             }
             self.states.push(EmitterState::BlockMappingSimpleValue);
             return self.emit_node(event, false, false, true, true);
@@ -4622,6 +4627,10 @@ mod tests {
             ),
             ("? {} # c\n: v\n", "{}: v # c\n", "{}: v # c\n"),
             ("[a]: # c\n", "? [a] # c\n:\n", "? [a] # c\n:\n"),
+            // A key comment a flow value left unwritten is still pending
+            // at the next key, as in yaml.v3: that key's own comment has no
+            // place (yaml.v3 writes `[] #`, `: []`, `[] #`, `:`).
+            ("[]: #\n []\n[]: #\n", "[]: []\n[]: #\n", "[]: []\n[]: #\n"),
             // In a flow mapping the comment goes after the value, as a
             // value's own does (yaml.v3 writes `{{} #` then `: ''}`).
             ("{{}#\n}", "{{}: '', #\n}\n", "{{}: '', #\n}\n"),
