@@ -2,7 +2,8 @@
 //! profiling: `cargo run --release --example yaml_profile -- MODE N [FILE]`.
 //!
 //! MODE is `both` (`yaml::reformat`), `parse`, `emit`, or one stage of the
-//! parse: `tokens` (the scanner alone) or `events` (scanner and parser).
+//! parse: `tokens` (the scanner alone) or `events` (scanner and parser);
+//! `dump N FILE OUT` writes the reformatted FILE to OUT instead.
 
 use pv_core::yaml;
 
