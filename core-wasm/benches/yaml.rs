@@ -21,7 +21,27 @@ fn bench(c: &mut Criterion) {
     group.bench_function("parse+emit", |b| {
         b.iter(|| yaml::reformat(&input).expect("round-trips"))
     });
+    // The reference: serde_yaml (libyaml) reading the same stream into
+    // values and writing them back, which drops every comment and style.
+    group.bench_function("serde_yaml parse+emit (reference)", |b| {
+        b.iter(|| serde_yaml_round_trip(&input))
+    });
     group.finish();
+}
+
+/// Reads every document of `input` into a `serde_yaml::Value` and writes
+/// them back as one stream.
+fn serde_yaml_round_trip(input: &str) -> String {
+    use serde::Deserialize;
+    let mut out = String::with_capacity(input.len());
+    for document in serde_yaml::Deserializer::from_str(input) {
+        let value = serde_yaml::Value::deserialize(document).expect("serde_yaml parses");
+        if !out.is_empty() {
+            out.push_str("---\n");
+        }
+        out.push_str(&serde_yaml::to_string(&value).expect("serde_yaml emits"));
+    }
+    out
 }
 
 criterion_group!(benches, bench);
