@@ -127,10 +127,7 @@ fn candidates(items: &[Node], cluster: &[usize], results: &mut Vec<ResultItem>) 
 /// The items of every file, with cluster objects left out.
 fn unchanged(input: Input, cluster: &[usize], results: Vec<ResultItem>) -> Output {
     let items = without(&input.items, cluster);
-    Output {
-        resource_list: resource_list::write(Some(input), items, &results),
-        results,
-    }
+    Output::new(Some(input), items, results)
 }
 
 fn without(items: &[Node], skip: &[usize]) -> Vec<Node> {
@@ -154,7 +151,12 @@ fn changed(
     let mut replaced: BTreeMap<usize, Vec<Node>> = BTreeMap::new();
     let mut dropped: Vec<usize> = cluster.to_vec();
     for file in &outcome.changed_files {
-        let text = &outcome.files[file];
+        let Some(text) = outcome.files.get(file) else {
+            results.push(results::error(format!(
+                "the mutation changed {file} but returned no text for it"
+            )));
+            return unchanged(input, cluster, results);
+        };
         match pkg.items_of(file, text) {
             Ok(items) => {
                 if let Some(first) = pkg.first_item(file) {
@@ -183,10 +185,7 @@ fn changed(
             items.push(item);
         }
     }
-    Output {
-        resource_list: resource_list::write(Some(input), items, &results),
-        results,
-    }
+    Output::new(Some(input), items, results)
 }
 
 /// Info and warning results describing what the mutations did.

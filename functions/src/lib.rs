@@ -26,6 +26,7 @@ pub mod resource_list;
 pub mod results;
 
 use pv_core::api::ResultItem;
+use pv_core::yaml::Node;
 
 /// What a function run produced.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,6 +38,21 @@ pub struct Output {
 }
 
 impl Output {
+    /// The output of a run: `items` (the input's document, when it could be
+    /// read, around them) and `results`, plus an error result when the
+    /// ResourceList cannot be written ([`resource_list::write`]).
+    pub fn new(
+        input: Option<resource_list::Input>,
+        items: Vec<Node>,
+        mut results: Vec<ResultItem>,
+    ) -> Output {
+        let resource_list = resource_list::write(input, items, &mut results);
+        Output {
+            resource_list,
+            results,
+        }
+    }
+
     /// Whether an error result was reported (the run failed).
     pub fn failed(&self) -> bool {
         results::has_errors(&self.results)
@@ -134,9 +150,5 @@ pub fn main_with(
 
 /// An output with no items and one error result.
 pub fn failure(message: String) -> Output {
-    let results = vec![results::error(message)];
-    Output {
-        resource_list: resource_list::write(None, Vec::new(), &results),
-        results,
-    }
+    Output::new(None, Vec::new(), vec![results::error(message)])
 }

@@ -73,11 +73,11 @@ pub fn process(input: &str) -> Output {
     };
     let cluster = read_cluster(&input.items, &cluster_items, &mut results);
     let Some(pvs) = pvs.filter(|_| !results::has_errors(&results)) else {
-        return finish(input, &cluster_items, Vec::new(), results);
+        return finish(input, &cluster_items, &[], Vec::new(), results);
     };
     let children = children(&input.items, &pvs, &mut results);
     if results::has_errors(&results) {
-        return finish(input, &cluster_items, Vec::new(), results);
+        return finish(input, &cluster_items, &[], Vec::new(), results);
     }
     let existing: Vec<PackageVariant> = children.iter().map(|(_, pv)| pv.clone()).collect();
     let targets = TargetObjects::from_objects(cluster.objects);
@@ -91,24 +91,29 @@ pub fn process(input: &str) -> Output {
         Ok(outcome) => write_children(input, &cluster_items, &pvs, &children, &outcome, results),
         Err(e) => {
             results.extend(render_errors(&pvs, &e));
-            finish(input, &cluster_items, Vec::new(), results)
+            finish(input, &cluster_items, &[], Vec::new(), results)
         }
     }
 }
 
-/// The output: every item but the cluster objects and `skip`, in order.
-fn finish(input: Input, cluster: &[usize], skip: Vec<usize>, results: Vec<ResultItem>) -> Output {
-    let items = input
+/// The output: every item but the cluster objects and `skip`, in order,
+/// then `generated`.
+fn finish(
+    input: Input,
+    cluster: &[usize],
+    skip: &[usize],
+    generated: Vec<Node>,
+    results: Vec<ResultItem>,
+) -> Output {
+    let mut items: Vec<Node> = input
         .items
         .iter()
         .enumerate()
         .filter(|(i, _)| !cluster.contains(i) && !skip.contains(i))
         .map(|(_, n)| n.clone())
         .collect();
-    Output {
-        resource_list: resource_list::write(Some(input), items, &results),
-        results,
-    }
+    items.extend(generated);
+    Output::new(Some(input), items, results)
 }
 
 /// An item without kpt's annotations and the marker, read as `T`.
@@ -330,7 +335,7 @@ fn write_children(
             Ok(node) => generated.push(node),
             Err(e) => {
                 results.push(e);
-                return finish(input, cluster, Vec::new(), results);
+                return finish(input, cluster, &[], Vec::new(), results);
             }
         }
     }
@@ -369,14 +374,7 @@ fn write_children(
         set,
         &pvs.metadata.namespace,
     ));
-    let mut out = finish(input, cluster, skip, Vec::new());
-    // `finish` wrote the kept items; append the generated ones.
-    let mut doc = resource_list::read(&out.resource_list).expect("own output reads back");
-    doc.items.extend(generated);
-    let items = std::mem::take(&mut doc.items);
-    out.resource_list = resource_list::write(Some(doc), items, &results);
-    out.results = results;
-    out
+    finish(input, cluster, &skip, generated, results)
 }
 
 /// A render failure as error results on the set, tagged with the

@@ -102,23 +102,23 @@ pub fn non_objects(items: &[Node]) -> Vec<ResultItem> {
 
 /// Writes the output ResourceList: the input's document (when it could be
 /// read) with `items` replaced, `functionConfig` dropped and `results` set.
-pub fn write(input: Option<Input>, items: Vec<Node>, results: &[ResultItem]) -> String {
+///
+/// Only an edit can make the emitter refuse the document. Then no half
+/// document is written: the output carries no items and every result, and
+/// an error result saying why is added to `results`, so the run fails and
+/// kpt keeps the package as it was instead of taking the empty item list
+/// for the new package.
+pub fn write(input: Option<Input>, items: Vec<Node>, results: &mut Vec<ResultItem>) -> String {
     let mut doc = match input {
         Some(input) => input.doc,
-        None => {
-            let mut root = Node::new_mapping();
-            root.content.push(Node::new_string("apiVersion"));
-            root.content.push(Node::new_string(API_VERSION));
-            root.content.push(Node::new_string("kind"));
-            root.content.push(Node::new_string(KIND));
-            Node::new_document(root)
-        }
+        None => empty_document(),
     };
-    let root = doc.root_mut();
+    let mut root = doc.root_mut();
     // Plain `kind: ResourceList`, whatever the input's quoting: kpt's node
     // runtime recognises output by that literal text.
     if root.set_string("kind", KIND).is_err() {
-        return write(None, items, results);
+        doc = empty_document();
+        root = doc.root_mut();
     }
     root.remove("results");
     let mut seq = match root.remove("items") {
@@ -128,32 +128,42 @@ pub fn write(input: Option<Input>, items: Vec<Node>, results: &[ResultItem]) -> 
     seq.content = items;
     root.content.push(Node::new_string("items"));
     root.content.push(seq);
+    set_results(root, results);
+    match yaml::to_string(&doc) {
+        Ok(text) => text,
+        Err(e) => {
+            results.push(results::error(format!("cannot write the output: {e}")));
+            let mut fallback = empty_document();
+            let root = fallback.root_mut();
+            root.content.push(Node::new_string("items"));
+            root.content.push(Node::new_sequence());
+            set_results(root, results);
+            yaml::to_string(&fallback).unwrap_or_else(|_| {
+                let mut last = empty_document();
+                set_results(last.root_mut(), &results[results.len() - 1..]);
+                yaml::to_string(&last).unwrap_or_default()
+            })
+        }
+    }
+}
+
+/// A document holding `apiVersion` and `kind` of a ResourceList.
+fn empty_document() -> Node {
+    let mut root = Node::new_mapping();
+    root.content.push(Node::new_string("apiVersion"));
+    root.content.push(Node::new_string(API_VERSION));
+    root.content.push(Node::new_string("kind"));
+    root.content.push(Node::new_string(KIND));
+    Node::new_document(root)
+}
+
+/// Adds `results` to `root` (nothing when there are none).
+fn set_results(root: &mut Node, results: &[ResultItem]) {
     if !results.is_empty() {
         let mut list = Node::new_sequence();
         list.content = results.iter().map(results::to_node).collect();
         root.content.push(Node::new_string("results"));
         root.content.push(list);
-    }
-    match yaml::to_string(&doc) {
-        Ok(text) => text,
-        // Only an edit can make the emitter fail; say so instead of
-        // writing half a document.
-        Err(e) => {
-            let mut fallback = Node::new_mapping();
-            fallback.content.push(Node::new_string("apiVersion"));
-            fallback.content.push(Node::new_string(API_VERSION));
-            fallback.content.push(Node::new_string("kind"));
-            fallback.content.push(Node::new_string(KIND));
-            fallback.content.push(Node::new_string("items"));
-            fallback.content.push(Node::new_sequence());
-            fallback.content.push(Node::new_string("results"));
-            let mut list = Node::new_sequence();
-            list.content.push(results::to_node(&results::error(format!(
-                "cannot write the output: {e}"
-            ))));
-            fallback.content.push(list);
-            yaml::to_string(&fallback).unwrap_or_default()
-        }
     }
 }
 
@@ -168,9 +178,31 @@ mod tests {
         assert!(input.function_config.is_some());
         let items = input.items.clone();
         assert_eq!(
-            write(Some(input), items, &[]),
+            write(Some(input), items, &mut Vec::new()),
             "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- # c\n  apiVersion: v1\n  kind: A\n  metadata:\n    name: a # keep\n"
         );
+    }
+
+    #[test]
+    fn an_output_the_emitter_refuses_fails_the_run_instead_of_dropping_items() {
+        let mut item = Node::new_mapping();
+        item.content.push(Node::new_string("kind"));
+        let mut value = Node::new_string("A");
+        value.anchor = "not an anchor".to_string();
+        item.content.push(value);
+        let mut results = vec![results::new(pv_core::api::Severity::Info, "kept")];
+        let text = write(None, vec![item], &mut results);
+        assert_eq!(results.len(), 2);
+        assert_eq!(results[1].severity, pv_core::api::Severity::Error);
+        assert!(
+            results[1].message.starts_with("cannot write the output: "),
+            "{}",
+            results[1].message
+        );
+        let back = read(&text).unwrap();
+        assert!(back.items.is_empty(), "{text}");
+        assert!(text.contains("message: kept"), "{text}");
+        assert!(text.contains("cannot write the output"), "{text}");
     }
 
     #[test]
@@ -184,7 +216,7 @@ mod tests {
         let input = read("kind: ResourceList\nitems: [x]\n").unwrap();
         assert_eq!(non_objects(&input.items).len(), 1);
         assert_eq!(
-            write(None, vec![], &[]),
+            write(None, vec![], &mut Vec::new()),
             "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n"
         );
     }
