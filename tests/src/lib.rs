@@ -6,12 +6,11 @@ use std::path::PathBuf;
 
 pub mod conformance;
 
-/// The upstream conformance folder (`../shared/conformance/porch-upstream`
-/// from the repository root), or `None` when it is absent.
-pub fn conformance_dir() -> Option<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let dir = root.join("../shared/conformance/porch-upstream");
-    dir.is_dir().then_some(dir)
+/// The upstream conformance cases (`tests/conformance/porch-upstream`: a
+/// snapshot of the cases extracted from Porch's own tests, see its
+/// `cases/INDEX.md`).
+pub fn conformance_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("conformance/porch-upstream")
 }
 
 /// Reads a file as UTF-8, panicking with its path on failure (tests only).

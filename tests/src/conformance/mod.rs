@@ -1,5 +1,5 @@
 //! The upstream conformance runner: every case folder of
-//! `../shared/conformance/porch-upstream/cases/<group>/<case>` is handed to
+//! `tests/conformance/porch-upstream/cases/<group>/<case>` is handed to
 //! the adapter of its group, which runs the core on `input/` and compares
 //! with `expected/` as the case's README says upstream does.
 
