@@ -192,8 +192,9 @@ fn is_qualified_name_part(s: &str) -> bool {
     }
 }
 
-/// `validation.IsDNS1123Subdomain`.
-fn is_dns1123_subdomain(s: &str) -> Result<(), String> {
+/// `validation.IsDNS1123Subdomain`: the rule for object names; the error
+/// is apimachinery's message.
+pub fn is_dns1123_subdomain(s: &str) -> Result<(), String> {
     if s.len() > 253 {
         return Err("must be no more than 253 characters".to_string());
     }

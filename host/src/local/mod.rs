@@ -26,6 +26,7 @@ pub use objects::LocalObjects;
 
 use std::path::{Path, PathBuf};
 
+use pv_core::variantset::selector::is_dns1123_subdomain;
 use pv_core::yaml;
 use serde_json::Value;
 
@@ -41,6 +42,9 @@ pub const STATE_DIR: &str = ".porch-variants/status";
 pub struct DirObjects {
     /// Every object, as JSON, in file and document order.
     pub objects: Vec<Value>,
+    /// Where each object of `objects` was read (`FILE, document N`), for
+    /// errors about it.
+    pub sources: Vec<String>,
 }
 
 /// Reads every object of `<dir>/*.yaml` and `<dir>/*.yml`.
@@ -53,7 +57,10 @@ pub fn read_objects(dir: &Path) -> StoreResult<DirObjects> {
     paths.sort();
     let mut out = DirObjects::default();
     for path in paths {
-        out.objects.extend(parse_yaml_objects(&path)?);
+        for (source, object) in read_yaml_objects(&path)? {
+            out.sources.push(source);
+            out.objects.push(object);
+        }
     }
     Ok(out)
 }
@@ -61,6 +68,16 @@ pub fn read_objects(dir: &Path) -> StoreResult<DirObjects> {
 /// The objects of one YAML file (documents that are not mappings with a
 /// kind are skipped).
 pub fn parse_yaml_objects(path: &Path) -> StoreResult<Vec<Value>> {
+    Ok(read_yaml_objects(path)?
+        .into_iter()
+        .map(|(_, object)| object)
+        .collect())
+}
+
+/// [`parse_yaml_objects`], each object with where it was read. Every object
+/// must have a `metadata` mapping with a valid `name` (and `namespace`,
+/// when set): names become file names of the controller's state.
+fn read_yaml_objects(path: &Path) -> StoreResult<Vec<(String, Value)>> {
     let text = std::fs::read_to_string(path)
         .map_err(StoreError::io(format!("reading {}", path.display())))?;
     let docs = yaml::parse_stream(&text).map_err(|e| StoreError::Data {
@@ -68,16 +85,46 @@ pub fn parse_yaml_objects(path: &Path) -> StoreResult<Vec<Value>> {
         message: e.to_string(),
     })?;
     let mut out = Vec::new();
-    for doc in docs {
-        let v = yaml::to_json_strict(&doc).map_err(|e| StoreError::Data {
-            context: path.display().to_string(),
+    for (i, doc) in docs.iter().enumerate() {
+        let source = format!("{}, document {}", path.display(), i + 1);
+        let v = yaml::to_json_strict(doc).map_err(|e| StoreError::Data {
+            context: source.clone(),
             message: e.to_string(),
         })?;
-        if v.get("kind").and_then(Value::as_str).is_some() {
-            out.push(v);
-        }
+        let Some(kind) = v.get("kind").and_then(Value::as_str) else {
+            continue;
+        };
+        check_metadata(&v).map_err(|message| StoreError::Data {
+            context: format!("{source} ({kind})"),
+            message,
+        })?;
+        out.push((source, v));
     }
     Ok(out)
+}
+
+/// Checks the `metadata` of an object: a mapping, a valid `name`, and a
+/// valid `namespace` when set.
+fn check_metadata(object: &Value) -> Result<(), String> {
+    let Some(metadata) = object.get("metadata").and_then(Value::as_object) else {
+        return Err("metadata must be a mapping with a name".to_string());
+    };
+    let name = match metadata.get("name") {
+        Some(Value::String(name)) => name,
+        Some(_) => return Err("metadata.name must be a string".to_string()),
+        None => return Err("metadata.name is missing".to_string()),
+    };
+    is_dns1123_subdomain(name).map_err(|e| format!("metadata.name {name:?}: {e}"))?;
+    match metadata.get("namespace") {
+        None | Some(Value::Null) => Ok(()),
+        Some(Value::String(ns)) if ns.len() <= 63 && !ns.contains('.') => {
+            is_dns1123_subdomain(ns).map_err(|e| format!("metadata.namespace {ns:?}: {e}"))
+        }
+        Some(Value::String(ns)) => Err(format!(
+            "metadata.namespace {ns:?}: a namespace is a lowercase RFC 1123 label: at most 63 lower case alphanumeric characters or '-', starting and ending with an alphanumeric character"
+        )),
+        Some(_) => Err("metadata.namespace must be a string".to_string()),
+    }
 }
 
 /// The Git configuration of each Repository object (`type: git`).
@@ -113,4 +160,80 @@ pub fn repo_configs(dir: &Path, objects: &DirObjects) -> Vec<GitRepoConfig> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(files: &[(&str, &str)]) -> StoreResult<DirObjects> {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        for (name, text) in files {
+            std::fs::write(dir.path().join(name), text).expect("writes");
+        }
+        read_objects(dir.path())
+    }
+
+    fn error(files: &[(&str, &str)]) -> String {
+        match read(files) {
+            Ok(objects) => panic!("read {} objects", objects.objects.len()),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn objects_keep_where_they_were_read() {
+        let objects = read(&[
+            ("a.yaml", "kind: ConfigMap\nmetadata:\n  name: one\n---\njust: text\n---\nkind: ConfigMap\nmetadata:\n  name: two\n  namespace: team-a\n"),
+            ("b.yml", "kind: Repository\nmetadata:\n  name: edge-1\n"),
+        ])
+        .expect("reads");
+        assert_eq!(objects.objects.len(), 3);
+        let sources: Vec<&str> = objects
+            .sources
+            .iter()
+            .map(|s| s.rsplit('/').next().unwrap_or(s))
+            .collect();
+        assert_eq!(
+            sources,
+            [
+                "a.yaml, document 1",
+                "a.yaml, document 3",
+                "b.yml, document 1"
+            ]
+        );
+    }
+
+    #[test]
+    fn metadata_that_is_not_a_mapping_is_refused_with_its_file() {
+        let e = error(&[(
+            "pvs.yaml",
+            "kind: ConfigMap\nmetadata:\n  name: ok\n---\nkind: ConfigMap\nmetadata: x\n",
+        )]);
+        assert!(e.contains("pvs.yaml, document 2 (ConfigMap)"), "{e}");
+        assert!(e.contains("metadata must be a mapping"), "{e}");
+    }
+
+    #[test]
+    fn names_that_are_not_object_names_are_refused() {
+        for (meta, field) in [
+            ("name: ../../x", "metadata.name \"../../x\""),
+            ("name: a/b", "metadata.name \"a/b\""),
+            ("name: My_PV", "metadata.name \"My_PV\""),
+            ("namespace: default", "metadata.name is missing"),
+            ("name: 7", "metadata.name must be a string"),
+            (
+                "name: ok\n  namespace: ../etc",
+                "metadata.namespace \"../etc\"",
+            ),
+            ("name: ok\n  namespace: a.b", "metadata.namespace \"a.b\""),
+        ] {
+            let e = error(&[(
+                "pv.yaml",
+                &format!("kind: PackageVariant\nmetadata:\n  {meta}\n"),
+            )]);
+            assert!(e.contains("pv.yaml, document 1 (PackageVariant)"), "{e}");
+            assert!(e.contains(field), "{meta}: {e}");
+        }
+    }
 }

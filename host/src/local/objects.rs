@@ -30,8 +30,18 @@ fn data_err(context: &str, e: impl std::fmt::Display) -> StoreError {
     }
 }
 
+/// `v` read as `T`; an error names the field (`spec.upstream: invalid
+/// type: …`).
 fn typed<T: DeserializeOwned>(v: &Value, what: &str) -> StoreResult<T> {
-    serde_json::from_value(v.clone()).map_err(|e| data_err(what, e))
+    serde_path_to_error::deserialize(v.clone()).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path == "." {
+            data_err(what, inner)
+        } else {
+            data_err(what, format!("{path}: {inner}"))
+        }
+    })
 }
 
 fn name_of(v: &Value) -> String {
@@ -52,11 +62,15 @@ impl LocalObjects {
         let saved_pvs: Vec<PackageVariant> = read_state(&state, "PackageVariant")?;
         let saved_sets: Vec<PackageVariantSet> = read_state(&state, PVS_KIND)?;
         let mut user_pvs = Vec::new();
-        for o in &objects.objects {
+        for (i, o) in objects.objects.iter().enumerate() {
+            let what = || match objects.sources.get(i) {
+                Some(source) => format!("{source} ({})", name_of(o)),
+                None => name_of(o),
+            };
             match o["kind"].as_str().unwrap_or_default() {
-                "PackageVariant" => user_pvs.push(typed::<PackageVariant>(o, &name_of(o))?),
+                "PackageVariant" => user_pvs.push(typed::<PackageVariant>(o, &what())?),
                 "PackageVariantSet" => {
-                    let mut set: PackageVariantSet = typed(o, &name_of(o))?;
+                    let mut set: PackageVariantSet = typed(o, &what())?;
                     set.metadata.namespace = ns_or_default(&set.metadata.namespace);
                     if let Some(saved) = saved_sets.iter().find(|s| {
                         s.metadata.name == set.metadata.name
@@ -69,7 +83,7 @@ impl LocalObjects {
                     }
                     mem.put_package_variant_set(set);
                 }
-                "Repository" => mem.put_repository(typed::<Repository>(o, &name_of(o))?),
+                "Repository" => mem.put_repository(typed::<Repository>(o, &what())?),
                 _ => mem.put_object(o.clone()),
             }
         }
@@ -215,5 +229,33 @@ impl ObjectStore for LocalObjects {
     }
     fn list_objects(&self, namespace: &str) -> StoreResult<Vec<Value>> {
         self.mem.list_objects(namespace)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_object_that_does_not_read_names_its_file_and_document() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        std::fs::write(
+            dir.path().join("variants.yaml"),
+            "kind: ConfigMap\nmetadata:\n  name: c\n---\napiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: x\nspec:\n  upstream: 5\n",
+        )
+        .expect("writes");
+        let objects = super::super::read_objects(dir.path()).expect("reads");
+        let e = match LocalObjects::load(dir.path(), &objects, "2026-01-01T00:00:00Z") {
+            Ok(_) => panic!("loaded"),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            e.contains("variants.yaml, document 2 (PackageVariant default/x)"),
+            "{e}"
+        );
+        assert!(
+            e.ends_with("spec.upstream: invalid type: integer `5`, expected struct Upstream"),
+            "{e}"
+        );
     }
 }

@@ -422,7 +422,15 @@ impl MemoryObjects {
             .unwrap_or_default()
             .to_string();
         let mut obj = obj;
-        obj["metadata"]["namespace"] = Value::String(ns.clone());
+        if let Some(object) = obj.as_object_mut() {
+            let metadata = object
+                .entry("metadata")
+                .or_insert_with(|| Value::Object(Default::default()));
+            if !metadata.is_object() {
+                *metadata = Value::Object(Default::default());
+            }
+            metadata["namespace"] = Value::String(ns.clone());
+        }
         self.lock().other.insert((ns, kind, name), obj);
     }
 
