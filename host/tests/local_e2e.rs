@@ -790,3 +790,211 @@ fn fleet_timing() {
         );
     }
 }
+
+#[test]
+fn an_init_stopped_before_a_seed_was_published_publishes_it_next_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    std::fs::write(
+        root.join("repositories.yaml"),
+        "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: blueprints\nspec:\n  type: git\n",
+    )
+    .unwrap();
+    let seed = root.join("packages/blueprints/web");
+    std::fs::create_dir_all(&seed).unwrap();
+    std::fs::write(seed.join("Kptfile"), KPTFILE).unwrap();
+    // The first `--init` created the repository and the seed's draft, then
+    // stopped.
+    init_bare(&root.join("repos/blueprints"), "main").unwrap();
+    let objects = porch_variants::local::read_objects(root).unwrap();
+    let store = GitRevisions::open(porch_variants::local::repo_configs(root, &objects)).unwrap();
+    let mut draft = PackageRevision::default();
+    draft.metadata.namespace = NS.to_string();
+    draft.spec.repository = "blueprints".to_string();
+    draft.spec.package_name = "web".to_string();
+    draft.spec.workspace_name = "v1".to_string();
+    store
+        .create(porch_variants::store::NewRevision {
+            revision: draft,
+            files: Files::from([("Kptfile".to_string(), KPTFILE.to_string())]),
+            upstream_lock: None,
+        })
+        .unwrap();
+    drop(store);
+
+    let (store, seeded) = porch_variants::local::cli::open_repositories(root, true).unwrap();
+    assert_eq!(seeded, ["blueprints.web.v1 (revision 1)"]);
+    let revisions = store
+        .list(NS, &PrFilter::package("blueprints", "web"))
+        .unwrap();
+    assert_eq!(revisions.len(), 1);
+    assert_eq!(revisions[0].spec.lifecycle, Lifecycle::Published);
+    assert_eq!(revisions[0].spec.revision, 1);
+
+    // And a third `--init` leaves the published seed alone.
+    let (_, seeded) = porch_variants::local::cli::open_repositories(root, true).unwrap();
+    assert!(seeded.is_empty(), "{seeded:?}");
+}
+
+/// A fresh repository `r` and its store.
+fn one_repository() -> (tempfile::TempDir, PathBuf, GitRevisions) {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("r");
+    init_bare(&path, "main").unwrap();
+    let store = GitRevisions::open(store_configs(&path)).unwrap();
+    (tmp, path, store)
+}
+
+/// Creates draft `web`/`ws` in `r` and proposes it; its name.
+fn proposed(store: &GitRevisions, ws: &str) -> String {
+    let mut pr = PackageRevision::default();
+    pr.metadata.namespace = NS.to_string();
+    pr.spec.repository = "r".to_string();
+    pr.spec.package_name = "web".to_string();
+    pr.spec.workspace_name = ws.to_string();
+    let created = store
+        .create(porch_variants::store::NewRevision {
+            revision: pr,
+            files: blueprint("web:1.0"),
+            upstream_lock: None,
+        })
+        .unwrap();
+    let name = created.metadata.name;
+    store
+        .update_lifecycle(NS, &name, Lifecycle::Proposed)
+        .unwrap();
+    name
+}
+
+#[test]
+fn a_publish_that_fails_after_its_tag_is_read_back_as_published() {
+    let (_tmp, path, store) = one_repository();
+    let name = proposed(&store, "ws");
+    // Main cannot move: the tag is made, then the publish fails.
+    let lock = path.join("refs/heads/main.lock");
+    std::fs::write(&lock, "").unwrap();
+    assert!(store
+        .update_lifecycle(NS, &name, Lifecycle::Published)
+        .is_err());
+    std::fs::remove_file(&lock).unwrap();
+    // The store forgot what it had cached before the failed write.
+    let pr = store.get(NS, &name).unwrap();
+    assert_eq!(pr.spec.lifecycle, Lifecycle::Published);
+    assert_eq!(pr.spec.revision, 1);
+}
+
+#[test]
+fn a_deletion_mark_left_for_an_older_revision_does_not_mark_a_newer_one() {
+    let (_tmp, path, store) = one_repository();
+    let name = proposed(&store, "ws");
+    store
+        .update_lifecycle(NS, &name, Lifecycle::Published)
+        .unwrap();
+    store
+        .update_lifecycle(NS, &name, Lifecycle::DeletionProposed)
+        .unwrap();
+    // A deletion stopped after the tag went and before the branch did.
+    let repo = git2::Repository::open_bare(&path).unwrap();
+    repo.find_reference("refs/tags/web/v1")
+        .unwrap()
+        .delete()
+        .unwrap();
+    let store = GitRevisions::open(store_configs(&path)).unwrap();
+    assert!(store.get(NS, &name).is_err(), "v1 is gone");
+    // The workspace name is used again.
+    let again = proposed(&store, "ws");
+    let published = store
+        .update_lifecycle(NS, &again, Lifecycle::Published)
+        .unwrap();
+    assert_eq!(published.spec.lifecycle, Lifecycle::Published);
+    assert_eq!(
+        store.get(NS, &again).unwrap().spec.lifecycle,
+        Lifecycle::Published
+    );
+}
+
+#[test]
+fn metadata_that_does_not_read_is_an_error_naming_it() {
+    let (_tmp, path, store) = one_repository();
+    proposed(&store, "ws");
+    // Replace the revision's metadata record with bytes that are not JSON.
+    let repo = git2::Repository::open_bare(&path).unwrap();
+    let meta = repo
+        .find_reference(porch_variants::store::git::METADATA_REF)
+        .unwrap()
+        .peel_to_commit()
+        .unwrap();
+    let web = meta.tree().unwrap().get_path(Path::new("web")).unwrap();
+    let mut sub = repo
+        .treebuilder(Some(&repo.find_tree(web.id()).unwrap()))
+        .unwrap();
+    let blob = repo.blob(b"{not json").unwrap();
+    sub.insert("ws.json", blob, 0o100644).unwrap();
+    let sub = sub.write().unwrap();
+    let mut top = repo.treebuilder(Some(&meta.tree().unwrap())).unwrap();
+    top.insert("web", sub, 0o040000).unwrap();
+    let tree = repo.find_tree(top.write().unwrap()).unwrap();
+    let sig = git2::Signature::now("t", "t@example.com").unwrap();
+    repo.commit(
+        Some(porch_variants::store::git::METADATA_REF),
+        &sig,
+        &sig,
+        "corrupt",
+        &tree,
+        &[&meta],
+    )
+    .unwrap();
+    let store = GitRevisions::open(store_configs(&path)).unwrap();
+    let e = store
+        .list(NS, &PrFilter::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("r: metadata web/ws.json"), "{e}");
+}
+
+fn store_configs(path: &Path) -> Vec<GitRepoConfig> {
+    vec![GitRepoConfig {
+        name: "r".to_string(),
+        namespace: NS.to_string(),
+        path: path.to_path_buf(),
+        branch: "main".to_string(),
+        directory: String::new(),
+    }]
+}
+
+#[test]
+fn a_draft_another_process_made_is_not_overwritten() {
+    let (_tmp, path, first) = one_repository();
+    // The first process has read the repository (and cached it).
+    assert!(first.list(NS, &PrFilter::default()).unwrap().is_empty());
+    let second = GitRevisions::open(store_configs(&path)).unwrap();
+    let new = |owner: &str| {
+        let mut pr = PackageRevision::default();
+        pr.metadata.namespace = NS.to_string();
+        pr.metadata.owner_references = vec![pv_core::api::OwnerReference {
+            uid: owner.to_string(),
+            ..Default::default()
+        }];
+        pr.spec.repository = "r".to_string();
+        pr.spec.package_name = "web".to_string();
+        pr.spec.workspace_name = "ws".to_string();
+        porch_variants::store::NewRevision {
+            revision: pr,
+            files: blueprint("web:1.0"),
+            upstream_lock: None,
+        }
+    };
+    let made = second.create(new("second")).unwrap();
+    assert!(first.create(new("first")).is_err());
+    let read = GitRevisions::open(store_configs(&path))
+        .unwrap()
+        .get(NS, &made.metadata.name)
+        .unwrap();
+    let owners: Vec<&str> = read
+        .metadata
+        .owner_references
+        .iter()
+        .map(|o| o.uid.as_str())
+        .collect();
+    assert_eq!(owners, ["second"]);
+}

@@ -143,19 +143,25 @@ pub fn open_repositories(
                     .and_then(|n| n.to_str())
                     .unwrap_or_default()
                     .to_string();
-                if !store
-                    .list(&c.namespace, &PrFilter::package(&c.name, &package))?
-                    .is_empty()
-                {
+                let existing = store.list(&c.namespace, &PrFilter::package(&c.name, &package))?;
+                let name = if existing.is_empty() {
+                    publish_seed(&store, &c.namespace, &c.name, &package, &p)?
+                } else if let Some(left) = unpublished_seed(&existing) {
+                    // An earlier `--init` stopped between creating the seed
+                    // revision and publishing it: finish the publish.
+                    publish_existing(&store, &c.namespace, left)?
+                } else {
                     continue;
-                }
-                let name = publish_seed(&store, &c.namespace, &c.name, &package, &p)?;
+                };
                 seeded.push(name);
             }
         }
     }
     Ok((store, seeded))
 }
+
+/// The workspace of the revision a seed package is published as.
+const SEED_WORKSPACE: &str = "v1";
 
 /// Reads a directory as package files.
 pub fn read_package_dir(dir: &Path) -> Result<crate::store::Files, LocalError> {
@@ -194,7 +200,32 @@ pub fn publish_seed(
     dir: &Path,
 ) -> Result<String, LocalError> {
     let files = read_package_dir(dir)?;
-    publish_files(store, ns, repo, package, "v1", files, "init")
+    publish_files(store, ns, repo, package, SEED_WORKSPACE, files, "init")
+}
+
+/// The seed revision (workspace `v1`) an interrupted `--init` created but
+/// did not publish, when the package has no published revision.
+fn unpublished_seed(existing: &[PackageRevision]) -> Option<&PackageRevision> {
+    if existing.iter().any(|r| r.spec.lifecycle.is_published()) {
+        return None;
+    }
+    existing
+        .iter()
+        .find(|r| r.spec.workspace_name == SEED_WORKSPACE)
+}
+
+/// Proposes (when a draft) and publishes an existing revision.
+fn publish_existing(
+    store: &dyn PackageRevisionStore,
+    ns: &str,
+    revision: &PackageRevision,
+) -> Result<String, LocalError> {
+    let name = &revision.metadata.name;
+    if revision.spec.lifecycle != Lifecycle::Proposed {
+        store.update_lifecycle(ns, name, Lifecycle::Proposed)?;
+    }
+    let published = store.update_lifecycle(ns, name, Lifecycle::Published)?;
+    Ok(format!("{name} (revision {})", published.spec.revision))
 }
 
 /// Creates a draft of `package` with `files` and publishes it.
@@ -221,10 +252,7 @@ pub fn publish_files(
         files,
         upstream_lock: None,
     })?;
-    let name = created.metadata.name;
-    store.update_lifecycle(ns, &name, Lifecycle::Proposed)?;
-    let published = store.update_lifecycle(ns, &name, Lifecycle::Published)?;
-    Ok(format!("{name} (revision {})", published.spec.revision))
+    publish_existing(store, ns, &created)
 }
 
 /// `porch-variants local <dir>`.

@@ -262,7 +262,9 @@ fn load<'a>(h: &RepoHandle, st: &'a mut RepoState) -> StoreResult<&'a Vec<Entry>
 fn scan(cfg: &GitRepoConfig, repo: &Repository) -> StoreResult<Vec<Entry>> {
     let mut drafts: BTreeMap<(String, String), (Lifecycle, Oid, String)> = BTreeMap::new();
     let mut published: BTreeMap<(String, String), (i64, Oid, String)> = BTreeMap::new();
-    let mut deletion: Vec<(String, String)> = Vec::new();
+    // Each with the commit it marks: a branch left behind for an older
+    // revision of the same workspace does not mark a newer one.
+    let mut deletion: Vec<((String, String), Oid)> = Vec::new();
     let refs = repo.references().map_err(StoreError::git("listing refs"))?;
     for r in refs {
         let r = r.map_err(StoreError::git("reading a ref"))?;
@@ -291,7 +293,7 @@ fn scan(cfg: &GitRepoConfig, repo: &Repository) -> StoreResult<Vec<Entry>> {
             }
         } else if let Some(rest) = name.strip_prefix("refs/heads/deletionProposed/") {
             if let Some(k) = split_ws(rest) {
-                deletion.push(k);
+                deletion.push((k, commit.id()));
             }
         } else if let Some(rest) = name.strip_prefix("refs/tags/") {
             let Some((pkg, v)) = rest.rsplit_once('/') else {
@@ -318,52 +320,70 @@ fn scan(cfg: &GitRepoConfig, repo: &Repository) -> StoreResult<Vec<Entry>> {
         ),
         None => None,
     };
-    let read_meta = |pkg: &str, ws: &str| -> RevisionMeta {
-        meta_tree
+    // Metadata that does not read is an error, not an empty record: its
+    // owner references are what keeps a variant from cloning a second
+    // draft.
+    let read_meta = |pkg: &str, ws: &str| -> StoreResult<RevisionMeta> {
+        let path = meta_path(pkg, ws);
+        match meta_tree
             .as_ref()
-            .and_then(|t| read_blob_at(repo, t, &meta_path(pkg, ws)))
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default()
+            .and_then(|t| read_blob_at(repo, t, &path))
+        {
+            None => Ok(RevisionMeta::default()),
+            Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| StoreError::Data {
+                context: format!("{}: metadata {path}", cfg.name),
+                message: e.to_string(),
+            }),
+        }
     };
     let mut out = Vec::new();
-    let mut make =
-        |pkg: &str, ws: &str, lifecycle: Lifecycle, revision: i64, commit: Oid, short: &str| {
-            let m = read_meta(pkg, ws);
-            let mut pr = PackageRevision {
-                api_version: pv_core::api::package_revision::API_VERSION.to_string(),
-                kind: "PackageRevision".to_string(),
-                ..Default::default()
-            };
-            pr.metadata.name = revision_name(&cfg.name, pkg, ws);
-            pr.metadata.namespace = cfg.namespace.clone();
-            pr.metadata.labels = m.labels;
-            pr.metadata.annotations = m.annotations;
-            pr.metadata.owner_references = m.owner_references;
-            pr.spec.package_name = pkg.to_string();
-            pr.spec.repository = cfg.name.clone();
-            pr.spec.workspace_name = ws.to_string();
-            pr.spec.revision = revision;
-            pr.spec.lifecycle = lifecycle;
-            pr.spec.tasks = m.tasks;
-            pr.status.upstream_lock = m.upstream_lock;
-            pr.status.self_lock = Some(Locator {
-                type_: "git".into(),
-                git: Some(GitLock {
-                    repo: cfg.path.display().to_string(),
-                    directory: pkg_path(cfg, pkg),
-                    r#ref: short.to_string(),
-                    commit: commit.to_string(),
-                }),
-            });
-            out.push(Entry { pr, commit });
+    let mut make = |pkg: &str,
+                    ws: &str,
+                    lifecycle: Lifecycle,
+                    revision: i64,
+                    commit: Oid,
+                    short: &str|
+     -> StoreResult<()> {
+        let m = read_meta(pkg, ws)?;
+        let mut pr = PackageRevision {
+            api_version: pv_core::api::package_revision::API_VERSION.to_string(),
+            kind: "PackageRevision".to_string(),
+            ..Default::default()
         };
+        pr.metadata.name = revision_name(&cfg.name, pkg, ws);
+        pr.metadata.namespace = cfg.namespace.clone();
+        pr.metadata.labels = m.labels;
+        pr.metadata.annotations = m.annotations;
+        pr.metadata.owner_references = m.owner_references;
+        pr.spec.package_name = pkg.to_string();
+        pr.spec.repository = cfg.name.clone();
+        pr.spec.workspace_name = ws.to_string();
+        pr.spec.revision = revision;
+        pr.spec.lifecycle = lifecycle;
+        pr.spec.tasks = m.tasks;
+        pr.status.upstream_lock = m.upstream_lock;
+        pr.status.self_lock = Some(Locator {
+            type_: "git".into(),
+            git: Some(GitLock {
+                repo: cfg.path.display().to_string(),
+                directory: pkg_path(cfg, pkg),
+                r#ref: short.to_string(),
+                commit: commit.to_string(),
+            }),
+        });
+        out.push(Entry { pr, commit });
+        Ok(())
+    };
     for ((pkg, ws), (n, commit, short)) in &published {
-        let lc = if deletion.iter().any(|(p, w)| p == pkg && w == ws) {
+        let lc = if deletion
+            .iter()
+            .any(|((p, w), c)| p == pkg && w == ws && c == commit)
+        {
             Lifecycle::DeletionProposed
         } else {
             Lifecycle::Published
         };
-        make(pkg, ws, lc, *n, *commit, short);
+        make(pkg, ws, lc, *n, *commit, short)?;
     }
     for ((pkg, ws), (lc, commit, short)) in &drafts {
         // A leftover of an interrupted publish: the tag wins.
@@ -375,7 +395,7 @@ fn scan(cfg: &GitRepoConfig, repo: &Repository) -> StoreResult<Vec<Entry>> {
         } else {
             short.clone()
         };
-        make(pkg, ws, *lc, 0, *commit, &short);
+        make(pkg, ws, *lc, 0, *commit, &short)?;
     }
     out.sort_by(|a, b| a.pr.metadata.name.cmp(&b.pr.metadata.name));
     Ok(out)
@@ -828,6 +848,8 @@ impl PackageRevisionStore for GitRevisions {
         }
         {
             let mut st = lock(h);
+            // Also when the update fails: another process changed the ref.
+            st.entries = None;
             let pkg = &e.pr.spec.package_name;
             let ws = &e.pr.spec.workspace_name;
             let msg = format!("Update {pkg}/{ws}\n\n{}", annotation(pkg, ws, 0));
@@ -857,7 +879,6 @@ impl PackageRevisionStore for GitRevisions {
                         source,
                     },
                 })?;
-            st.entries = None;
         }
         self.get(ns, name)
     }
@@ -883,9 +904,20 @@ impl PackageRevisionStore for GitRevisions {
             let exists = load(h, &mut st)?
                 .iter()
                 .any(|e| e.pr.spec.package_name == pkg && e.pr.spec.workspace_name == ws);
-            if exists {
+            // The cache may be older than the refs: another process may
+            // have made the draft since (checked before the metadata, which
+            // would otherwise replace the existing revision's owners).
+            let on_disk = ["drafts", "proposed"].iter().any(|branch| {
+                st.repo
+                    .find_reference(&format!("refs/heads/{branch}/{pkg}/{ws}"))
+                    .is_ok()
+            });
+            if exists || on_disk {
                 return Err(StoreError::Conflict(format!("{name} already exists")));
             }
+            // Forgotten before the first write, so that a write failing
+            // half-way never leaves a cache that disagrees with the refs.
+            st.entries = None;
             pr.status.upstream_lock = new.upstream_lock;
             let repo = &st.repo;
             self.write_meta(repo, &pkg, &ws, Some(&meta_of(&pr)))?;
@@ -906,7 +938,6 @@ impl PackageRevisionStore for GitRevisions {
                     source,
                 },
             })?;
-            st.entries = None;
         }
         self.get(&ns, &name)
     }
@@ -926,6 +957,7 @@ impl PackageRevisionStore for GitRevisions {
         {
             let mut st = lock(h);
             let entries = load(h, &mut st)?.clone();
+            st.entries = None;
             let repo = &st.repo;
             let pkg = &e.pr.spec.package_name;
             let ws = &e.pr.spec.workspace_name;
@@ -956,7 +988,6 @@ impl PackageRevisionStore for GitRevisions {
                 }
                 _ => {}
             }
-            st.entries = None;
         }
         self.get(ns, name)
     }
@@ -970,6 +1001,7 @@ impl PackageRevisionStore for GitRevisions {
         let (h, e) = self.find(ns, name)?;
         {
             let mut st = lock(h);
+            st.entries = None;
             let mut pr = e.pr.clone();
             copy_metadata(&mut pr.metadata, m);
             self.write_meta(
@@ -978,7 +1010,6 @@ impl PackageRevisionStore for GitRevisions {
                 &pr.spec.workspace_name,
                 Some(&meta_of(&pr)),
             )?;
-            st.entries = None;
         }
         self.get(ns, name)
     }
@@ -987,6 +1018,7 @@ impl PackageRevisionStore for GitRevisions {
         let (h, e) = self.find(namespace, name)?;
         let mut st = lock(h);
         let entries = load(h, &mut st)?.clone();
+        st.entries = None;
         let repo = &st.repo;
         let pkg = &e.pr.spec.package_name;
         let ws = &e.pr.spec.workspace_name;
@@ -997,8 +1029,11 @@ impl PackageRevisionStore for GitRevisions {
                 )))
             }
             Lifecycle::DeletionProposed => {
-                delete_ref(repo, &format!("refs/tags/{pkg}/v{}", e.pr.spec.revision))?;
+                // The branch first: stopped between the two, the revision
+                // is published again, never a deletion mark left for a
+                // later revision of the workspace.
                 delete_ref(repo, &format!("refs/heads/deletionProposed/{pkg}/{ws}"))?;
+                delete_ref(repo, &format!("refs/tags/{pkg}/v{}", e.pr.spec.revision))?;
                 let others = entries.iter().any(|x| {
                     x.pr.spec.package_name == *pkg
                         && x.pr.metadata.name != name
@@ -1028,7 +1063,6 @@ impl PackageRevisionStore for GitRevisions {
             }
         }
         self.write_meta(repo, pkg, ws, None)?;
-        st.entries = None;
         Ok(())
     }
 }
