@@ -496,6 +496,26 @@ async fn orphan_policy_drops_ownership_then_removes_finalizer() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_draft_whose_content_cannot_be_written_is_deleted() {
+    let mut c = Cluster::new();
+    let pv = variant("pv1", "east", json!({}));
+    let draft = "edge-1.web.packagevariant-1";
+    let put = format!("PUT {PRR_PATH}/{draft}");
+    c.server.lock().unwrap().fail.insert(put.clone());
+    c.reconcile(&pv).await.expect_err("the content write fails");
+    let lines = c.lines();
+    assert_eq!(
+        lines[lines.len() - 3..],
+        [
+            put,
+            format!("DELETE {PR_PATH}/{draft}"),
+            format!("PATCH {PV_PATH}/pv1/status"),
+        ],
+        "{lines:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failed_cleanup_keeps_the_finalizer_and_retries() {
     let mut c = Cluster::new();
     let (pv, _published, draft) = variant_with_two_revisions(&mut c).await;

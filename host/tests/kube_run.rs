@@ -105,3 +105,18 @@ async fn controller_syncs_caches_reconciles_and_shuts_down() {
         ]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listen_address_in_use_stops_the_controller_at_once() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let mut args = args();
+    args.listen = taken.local_addr().expect("addr");
+    let server: Shared = Arc::new(Mutex::new(ServerState::default()));
+    // No shutdown signal: only the bind failure can end the run.
+    let run = run_with(fake_client(server), args, std::future::pending::<()>());
+    let result = tokio::time::timeout(Duration::from_secs(20), run)
+        .await
+        .expect("the run ends without a shutdown signal");
+    let e = result.expect_err("the address is in use").to_string();
+    assert!(e.contains(&taken.local_addr().unwrap().to_string()), "{e}");
+}

@@ -1,7 +1,6 @@
 //! The HTTP endpoints: `/healthz` (the process serves), `/readyz` (every
 //! cache has synced), `/metrics` (Prometheus text format).
 
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -49,16 +48,6 @@ pub fn router(state: Arc<HealthState>) -> Router {
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .with_state(state)
-}
-
-/// Serves the endpoints on `addr` until `shutdown` resolves.
-pub async fn serve(
-    addr: SocketAddr,
-    state: Arc<HealthState>,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    serve_listener(listener, state, shutdown).await
 }
 
 /// Serves the endpoints on a bound listener until `shutdown` resolves.

@@ -105,7 +105,8 @@ pub async fn try_acquire(client: &Client, cfg: &LeaseConfig) -> Result<bool, Lea
             if spec.holder_identity.as_deref() != Some(cfg.identity.as_str()) {
                 spec.holder_identity = Some(cfg.identity.clone());
                 spec.acquire_time = Some(now());
-                spec.lease_transitions = Some(spec.lease_transitions.unwrap_or(0) + 1);
+                spec.lease_transitions =
+                    Some(spec.lease_transitions.unwrap_or(0).saturating_add(1));
             }
             spec.renew_time = Some(now());
             spec.lease_duration_seconds = Some(secs);

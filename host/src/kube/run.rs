@@ -375,10 +375,16 @@ pub async fn run_with(
         let _ = rx.wait_for(|s| *s).await;
     };
 
+    // Bound before the controllers start: a port in use stops the run at
+    // once instead of leaving it without probes until shutdown.
+    let addr = args.listen;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| RunError::Serve { addr, source })?;
     let server = {
-        let (health, addr, stop) = (health.clone(), args.listen, stopped(shutdown_rx.clone()));
+        let (health, stop) = (health.clone(), stopped(shutdown_rx.clone()));
         tokio::spawn(async move {
-            health::serve(addr, health, stop)
+            health::serve_listener(listener, health, stop)
                 .await
                 .map_err(|source| RunError::Serve { addr, source })
         })

@@ -24,7 +24,8 @@ use super::api::{
 use super::cache::Caches;
 use super::FIELD_MANAGER;
 use crate::store::{
-    Files, NewRevision, ObjectStore, PackageRevisionStore, PrFilter, StoreError, StoreResult,
+    revision_name, Files, NewRevision, ObjectStore, PackageRevisionStore, PrFilter, StoreError,
+    StoreResult,
 };
 
 /// One reconcile's view of the cluster.
@@ -73,8 +74,17 @@ fn convert_error(context: impl Into<String>, e: serde_json::Error) -> StoreError
 }
 
 fn to_core<K: KubeResource>(obj: &K) -> StoreResult<K::Core> {
-    obj.to_core()
-        .map_err(|e| convert_error(format!("reading {} {}", K::kind(&()), obj.name_any()), e))
+    obj.to_core().map_err(|e| {
+        convert_error(
+            format!(
+                "reading {} {}/{}",
+                K::kind(&()),
+                obj.namespace().unwrap_or_default(),
+                obj.name_any()
+            ),
+            e,
+        )
+    })
 }
 
 fn from_core<K: KubeResource>(core: &K::Core) -> StoreResult<K> {
@@ -274,16 +284,33 @@ impl PackageRevisionStore for KubeStore {
             .handle
             .block_on(api.create(&PostParams::default(), &pr))
             .map_err(|e| {
+                let spec = &new.revision.spec;
                 api_error(
                     "PackageRevision",
                     &ns,
-                    &new.revision.spec.workspace_name,
+                    &revision_name(&spec.repository, &spec.package_name, &spec.workspace_name),
                     "create",
                     e,
                 )
             })?;
         self.remember(&created);
-        self.put_files(&ns, &created.name_any(), &new.files)?;
+        // Porch creates the draft with the task's content; the prepared
+        // (mutated) files are a second call. When it fails, the draft goes
+        // too, so that no unmutated draft stays; if that delete fails as
+        // well, the draft carries its owner, and the next reconcile finds
+        // it and writes its content.
+        let name = created.name_any();
+        if let Err(e) = self.put_files(&ns, &name, &new.files) {
+            if let Err(cleanup) = self.delete(&ns, &name) {
+                tracing::warn!(
+                    namespace = %ns,
+                    name = %name,
+                    error = %cleanup,
+                    "could not delete a draft whose content was not written"
+                );
+            }
+            return Err(e);
+        }
         to_core(&created)
     }
 

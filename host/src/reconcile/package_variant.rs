@@ -5,7 +5,11 @@
 //! A clone or upgrade draft and its mutations are one write here: the
 //! draft's content is prepared, mutated, and only then created. So no
 //! unmutated draft is ever visible (kpt#3979), and a process killed at any
-//! point leaves either no draft or a complete one.
+//! point leaves either no draft or a complete one. (Against the Porch API
+//! the create is two calls, Porch's create with the task and the content;
+//! when the second fails the store deletes the draft, and a draft left by
+//! a process killed in between is the variant's own, which its next
+//! reconcile finds and writes.)
 
 use std::collections::BTreeMap;
 
