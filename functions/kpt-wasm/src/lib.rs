@@ -180,13 +180,17 @@ mod tests {
 
     #[test]
     fn successes_are_resource_lists() {
+        let h = Handler::new(Function::ApplyPackageVariant);
+        let input = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: kpt.dev/v1\n  kind: Kptfile\n  metadata:\n    name: app\n    annotations:\n      config.kubernetes.io/path: Kptfile\n  info:\n    description: app\nfunctionConfig:\n  apiVersion: config.porch.kpt.dev/v1alpha1\n  kind: PackageVariant\n  metadata:\n    name: app-east\n  spec:\n    upstream:\n      repo: blueprints\n      package: app\n    downstream:\n      repo: deployments\n      package: app-east\n";
+        let out = h.call(PROCESS_RESOURCE_LIST, input, ARENA_BYTES);
+        assert!(out.contains("kind: ResourceList"), "{out}");
+        assert!(out.contains("kind: Kptfile"), "{out}");
+        assert!(!out.contains("severity: error"), "{out}");
+    }
+
+    #[test]
+    fn an_unknown_callback_is_an_error() {
         let h = Handler::new(Function::RenderPackageVariantSet);
-        let out = h.call(
-            PROCESS_RESOURCE_LIST,
-            "kind: 'ResourceList'\nitems: []\nfunctionConfig: {}\n",
-            ARENA_BYTES,
-        );
-        assert!(!out.contains("kind: ResourceList"));
         assert!(h.call(7, "", ARENA_BYTES).contains("unknown callback"));
     }
 }
