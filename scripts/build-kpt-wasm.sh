@@ -3,8 +3,10 @@
 #   apply-package-variant.wasm, render-package-variant-set.wasm
 # (wasm32-unknown-unknown, Go js/wasm ABI, fixed arena; see functions/README.md).
 #
-# The build shares the wasm target directory of the guest component
-# (target/guest, profile `wasm`), so pv_core is compiled for wasm once.
+# Both modules build in one target directory (target/guest, profile `wasm`,
+# beside the guest component's wasm32-wasip2 build), so their dependencies are
+# compiled once. Unlike the component they use no SIMD: not every runtime
+# kpt loads modules with enables it.
 # Environment: PV_KPT_WASM_ARENA_MIB sets the arena size (default 256).
 set -euo pipefail
 cd "$(dirname "$0")/.."

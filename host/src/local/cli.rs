@@ -359,8 +359,9 @@ pub enum RpkgCommand {
     Reject(Names),
     /// Propose the deletion of published revisions.
     ProposeDelete(Names),
-    /// Delete drafts, proposed revisions, or revisions whose deletion was
-    /// proposed.
+    /// Delete the named drafts, proposed revisions, or revisions whose
+    /// deletion was proposed; with --all, every revision whose deletion was
+    /// proposed (never all drafts at once).
     Delete(Names),
 }
 
