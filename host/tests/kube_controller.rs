@@ -162,6 +162,20 @@ impl Cluster {
     }
 }
 
+/// Every request a scenario made must be one the deployed RBAC allows.
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            return;
+        }
+        let denied = ungranted(&history(&self.server));
+        assert!(
+            denied.is_empty(),
+            "deploy/rbac.yaml does not allow: {denied:#?}"
+        );
+    }
+}
+
 fn is_list(call: &Call) -> bool {
     let path = call.uri.split('?').next().unwrap_or_default();
     call.method == "GET" && [PR_PATH, PRR_PATH, PV_PATH, PVS_PATH].contains(&path)

@@ -163,6 +163,9 @@ fn container_args_probes_and_lease_match_the_code() {
     assert_eq!(lease_rule["resources"][0], "leases");
 }
 
+/// (That the rules cover every request the controller makes is checked on
+/// the requests themselves: `kube_controller.rs` and `kube_run.rs` match
+/// each recorded request against `deploy/rbac.yaml`.)
 #[test]
 fn rbac_has_no_wildcards_and_covers_what_the_controller_calls() {
     let objs = all_objects();

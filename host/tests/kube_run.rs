@@ -80,6 +80,13 @@ async fn controller_syncs_caches_reconciles_and_shuts_down() {
         .expect("join");
     assert!(result.is_ok(), "{result:?}");
     let calls = calls(&server);
+    // Start-up checks, lists, watches and writes: all allowed by the
+    // deployed RBAC.
+    let denied = ungranted(&calls);
+    assert!(
+        denied.is_empty(),
+        "deploy/rbac.yaml does not allow: {denied:#?}"
+    );
     let lists: Vec<String> = calls
         .iter()
         .filter(|c| c.method == "GET" && !c.uri.contains("watch=true"))

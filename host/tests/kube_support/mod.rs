@@ -49,8 +49,10 @@ pub struct ServerState {
     pub files: BTreeMap<String, BTreeMap<String, String>>,
     /// Requests (`METHOD path`) answered with 500.
     pub fail: BTreeSet<String>,
-    /// Every request, in order.
+    /// Every request, in order (cleared by [`clear`]).
     pub calls: Vec<Call>,
+    /// Every request since the server started (never cleared).
+    pub history: Vec<Call>,
     /// The render error Porch reports on resource updates (empty: none).
     pub render_error: String,
     /// Objects served by LIST requests, by resource (plural).
@@ -94,6 +96,7 @@ fn answer(state: &Shared, call: &Call) -> Option<(StatusCode, Value)> {
         if let Some(plural) = list_plural {
             let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
             s.calls.push(call.clone());
+            s.history.push(call.clone());
             let items = s.lists.get(&plural).cloned().unwrap_or_default();
             return Some((
                 StatusCode::OK,
@@ -108,6 +111,7 @@ fn answer(state: &Shared, call: &Call) -> Option<(StatusCode, Value)> {
 fn answer_object(state: &Shared, call: &Call) -> (StatusCode, Value) {
     let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
     s.calls.push(call.clone());
+    s.history.push(call.clone());
     s.counter += 1;
     let rv = format!("{}", 1000 + s.counter);
     if s.fail.contains(&call.line()) {
@@ -318,4 +322,116 @@ pub fn clear(state: &Shared) {
         .unwrap_or_else(|e| e.into_inner())
         .calls
         .clear();
+}
+
+/// Every request since the server started.
+pub fn history(state: &Shared) -> Vec<Call> {
+    state
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .history
+        .clone()
+}
+
+/// One rule of `deploy/rbac.yaml` (a ClusterRole's or the Role's).
+struct Rule {
+    groups: Vec<String>,
+    resources: Vec<String>,
+    verbs: Vec<String>,
+    names: Vec<String>,
+}
+
+fn rbac_rules() -> Vec<Rule> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/rbac.yaml");
+    let text = std::fs::read_to_string(&path).expect("deploy/rbac.yaml");
+    let strings = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut rules = Vec::new();
+    for doc in pv_core::yaml::parse_stream(&text).expect("rbac.yaml parses") {
+        let obj = pv_core::yaml::to_json(&doc).expect("rbac.yaml converts");
+        if obj["kind"] != "ClusterRole" && obj["kind"] != "Role" {
+            continue;
+        }
+        for r in obj["rules"].as_array().expect("rules") {
+            rules.push(Rule {
+                groups: strings(&r["apiGroups"]),
+                resources: strings(&r["resources"]),
+                verbs: strings(&r["verbs"]),
+                names: strings(&r["resourceNames"]),
+            });
+        }
+    }
+    rules
+}
+
+/// `(group, resource[/subresource], verb, name)` of a request, as the API
+/// server's authorizer sees it.
+fn attributes(call: &Call) -> (String, String, String, String) {
+    let (path, query) = call.uri.split_once('?').unwrap_or((&call.uri, ""));
+    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let (group, rest) = match parts.as_slice() {
+        ["api", _, rest @ ..] => ("", rest),
+        ["apis", group, _, rest @ ..] => (*group, rest),
+        _ => ("?", &parts[..0]),
+    };
+    let rest = match rest {
+        ["namespaces", _, rest @ ..] => rest,
+        rest => rest,
+    };
+    let (plural, name, sub) = (
+        rest.first().copied().unwrap_or_default(),
+        rest.get(1).copied().unwrap_or_default(),
+        rest.get(2).copied(),
+    );
+    let resource = match sub {
+        Some(sub) => format!("{plural}/{sub}"),
+        None => plural.to_string(),
+    };
+    let verb = match (call.method.as_str(), name.is_empty()) {
+        ("GET", false) => "get",
+        ("GET", true) if query.split('&').any(|p| p == "watch=true") => "watch",
+        ("GET", true) => "list",
+        ("POST", _) => "create",
+        ("PUT", _) => "update",
+        ("PATCH", _) => "patch",
+        ("DELETE", false) => "delete",
+        ("DELETE", true) => "deletecollection",
+        _ => "?",
+    };
+    (
+        group.to_string(),
+        resource,
+        verb.to_string(),
+        name.to_string(),
+    )
+}
+
+/// The requests of `calls` that `deploy/rbac.yaml` does not allow, as
+/// `METHOD path (group resource verb)` lines.
+pub fn ungranted(calls: &[Call]) -> Vec<String> {
+    let rules = rbac_rules();
+    calls
+        .iter()
+        .filter(|call| {
+            let (group, resource, verb, name) = attributes(call);
+            !rules.iter().any(|r| {
+                r.groups.contains(&group)
+                    && r.resources.contains(&resource)
+                    && r.verbs.contains(&verb)
+                    && (r.names.is_empty() || r.names.contains(&name))
+            })
+        })
+        .map(|call| {
+            let (group, resource, verb, _) = attributes(call);
+            format!("{} ({group:?} {resource} {verb})", call.line())
+        })
+        .collect()
 }
