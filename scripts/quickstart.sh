@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# Builds everything and runs the main job: the local-Git reconciler on a
-# copy of examples/fleet (the checkout is never written to).
+# Builds everything (the porch-variants binary with its embedded component,
+# the kpt functions native and as kpt-ABI wasm modules, the browser
+# playground) and runs the main job: the local-Git reconciler on a copy of
+# examples/fleet (the checkout is never written to).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 cargo build --release --workspace
+echo "== kpt function wasm modules (target/kpt-wasm/)"
+scripts/build-kpt-wasm.sh
+echo "== browser playground (playground/build/; scripts/playground.sh --release serves it)"
+scripts/playground.sh --build-only --no-cargo --release
 demo=target/fleet-demo
 rm -rf "$demo"
 cp -r examples/fleet "$demo"
