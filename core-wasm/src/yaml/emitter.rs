@@ -1390,6 +1390,13 @@ impl Emitter {
         }
         for tag_directive in &self.tag_directives {
             if tag.starts_with(&tag_directive.prefix) {
+                if tag.len() == tag_directive.prefix.len() && tag_directive.handle != b"!" {
+                    // A handle with no suffix (`!!` for the tag
+                    // `tag:yaml.org,2002:` itself) is not a tag when read
+                    // back; yaml.v3 writes it anyway. We write the tag
+                    // verbatim instead.
+                    break;
+                }
                 self.tag_data.handle.clear();
                 self.tag_data
                     .handle
@@ -4637,6 +4644,61 @@ mod tests {
             ("{[] # c\n}", "{[]: '', # c\n}\n", "{[]: '', # c\n}\n"),
         ];
         check_emits(&cases, |format, what, _, out, again| {
+            assert_eq!(
+                emit_stream(again, format).expect("emits"),
+                out,
+                "{what} is stable"
+            );
+        });
+    }
+
+    /// A tag that is a whole handle's prefix (`!<!!>` reads as the tag
+    /// `tag:yaml.org,2002:`): yaml.v3 writes the handle alone (`!!`), which
+    /// does not parse; we write the tag verbatim. A tag with a suffix is
+    /// written as yaml.v3 writes it.
+    #[test]
+    fn a_tag_that_is_a_handle_prefix_is_written_verbatim() {
+        use crate::yaml::emit_stream;
+        let cases = [
+            (
+                "!<!!>",
+                "!<tag:yaml.org,2002:>
+",
+                "!<tag:yaml.org,2002:>
+",
+            ),
+            (
+                "!<tag:yaml.org,2002:>",
+                "!<tag:yaml.org,2002:>
+",
+                "!<tag:yaml.org,2002:>
+",
+            ),
+            (
+                "a: !<!!> b
+",
+                "a: !<tag:yaml.org,2002:> b
+",
+                "a: !<tag:yaml.org,2002:> b
+",
+            ),
+            (
+                "!<!!x> a
+",
+                "!!x a
+",
+                "!!x a
+",
+            ),
+            (
+                "!<!> a
+", "a
+", "a
+",
+            ),
+        ];
+        check_emits(&cases, |format, what, docs, out, again| {
+            assert_eq!(again, docs, "{what} reads back as the same nodes");
             assert_eq!(
                 emit_stream(again, format).expect("emits"),
                 out,
