@@ -4,6 +4,8 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use pv_core::yaml;
 
+#[path = "reference/mod.rs"]
+mod reference;
 mod support;
 
 fn bench(c: &mut Criterion) {
@@ -24,24 +26,9 @@ fn bench(c: &mut Criterion) {
     // The reference: serde_yaml (libyaml) reading the same stream into
     // values and writing them back, which drops every comment and style.
     group.bench_function("serde_yaml parse+emit (reference)", |b| {
-        b.iter(|| serde_yaml_round_trip(&input))
+        b.iter(|| reference::serde_yaml_round_trip(&input))
     });
     group.finish();
-}
-
-/// Reads every document of `input` into a `serde_yaml::Value` and writes
-/// them back as one stream.
-fn serde_yaml_round_trip(input: &str) -> String {
-    use serde::Deserialize;
-    let mut out = String::with_capacity(input.len());
-    for document in serde_yaml::Deserializer::from_str(input) {
-        let value = serde_yaml::Value::deserialize(document).expect("serde_yaml parses");
-        if !out.is_empty() {
-            out.push_str("---\n");
-        }
-        out.push_str(&serde_yaml::to_string(&value).expect("serde_yaml emits"));
-    }
-    out
 }
 
 criterion_group!(benches, bench);

@@ -3,9 +3,15 @@
 //!
 //! MODE is `both` (`yaml::reformat`), `parse`, `emit`, or one stage of the
 //! parse: `tokens` (the scanner alone) or `events` (scanner and parser);
-//! `dump N FILE OUT` writes the reformatted FILE to OUT instead.
+//! `serde_yaml` reads and writes the same input with serde_yaml (values
+//! only, the reference the YAML benchmark compares against; collect
+//! `yaml_profile::serde_yaml_round_trip` under callgrind); `dump N FILE OUT`
+//! writes the reformatted FILE to OUT instead.
 
 use pv_core::yaml;
+
+#[path = "../benches/reference/mod.rs"]
+mod reference;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -39,6 +45,7 @@ fn main() {
             "events" => {
                 std::hint::black_box(yaml::__profile_stage(&input, true));
             }
+            "serde_yaml" => drop(reference::serde_yaml_round_trip(&input)),
             _ => drop(yaml::reformat(&input).expect("round-trips")),
         }
     }
