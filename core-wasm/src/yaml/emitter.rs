@@ -946,7 +946,10 @@ impl Emitter {
             self.key_line_comment = std::mem::take(&mut self.line_comment);
         }
         if self.check_simple_key(event) {
-            if event.typ != EventType::Scalar {
+            if matches!(
+                event.typ,
+                EventType::MappingStart | EventType::SequenceStart
+            ) {
                 // An empty flow collection as a simple key (`{}: v`): Go
                 // writes its line comment right after the `}`, with the
                 // line break, and the `:` on the next line no longer makes
@@ -4642,6 +4645,50 @@ mod tests {
             // value's own does (yaml.v3 writes `{{} #` then `: ''}`).
             ("{{}#\n}", "{{}: '', #\n}\n", "{{}: '', #\n}\n"),
             ("{[] # c\n}", "{[]: '', # c\n}\n", "{[]: '', # c\n}\n"),
+        ];
+        check_emits(&cases, |format, what, _, out, again| {
+            assert_eq!(
+                emit_stream(again, format).expect("emits"),
+                out,
+                "{what} is stable"
+            );
+        });
+    }
+
+    /// An alias as a simple key keeps the comments where yaml.v3 puts them:
+    /// its own line comment is the key's, and the value's stays the
+    /// value's (only empty flow collection keys take their end event's
+    /// comment). The expected outputs are tools/kyaml-oracle's.
+    #[test]
+    fn an_alias_key_leaves_the_value_its_comment() {
+        use crate::yaml::emit_stream;
+        let cases = [
+            // (input, kyaml output, yaml.v3-format output)
+            (
+                "- &a # one\n- *a : v # two\n",
+                "- &a\n- *a: v # two\n",
+                "- &a\n- *a: v # two\n",
+            ),
+            (
+                "- &a # one\n- *a : v\n",
+                "- &a\n- *a: v # one\n",
+                "- &a\n- *a: v # one\n",
+            ),
+            (
+                "- &a # one\n- *a : # two\n  b: c\n",
+                "- &a\n- *a: # one\n  # two\n  b: c\n",
+                "- &a\n- *a: # one\n  # two\n  b: c\n",
+            ),
+            (
+                "- &a x\n- *a : [] # two\n",
+                "- &a x\n- *a: [] # two\n",
+                "- &a x\n- *a: [] # two\n",
+            ),
+            (
+                "&a x: 1\n*a : v # two\n",
+                "&a x: 1\n*a: v # two\n",
+                "&a x: 1\n*a: v # two\n",
+            ),
         ];
         check_emits(&cases, |format, what, _, out, again| {
             assert_eq!(
