@@ -30,8 +30,9 @@ fn args() -> ControllerArgs {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn controller_syncs_caches_reconciles_and_shuts_down() {
+/// A fake server holding one PackageVariant and its upstream revision;
+/// LISTs of the resources in `slow` are answered after `delay`.
+fn one_variant(slow: &[&str], delay: Duration) -> Shared {
     let server: Shared = Arc::new(Mutex::new(ServerState::default()));
     {
         let mut s = server.lock().unwrap();
@@ -61,7 +62,16 @@ async fn controller_syncs_caches_reconciles_and_shuts_down() {
                 "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: web\n".to_string(),
             )]),
         );
+        for plural in slow {
+            s.list_delays.insert((*plural).to_string(), delay);
+        }
     }
+    server
+}
+
+/// Runs the controller against `server` until the PackageVariant's status
+/// is written, stops it, and returns every request it made.
+async fn run_until_status(server: &Shared) -> Vec<Call> {
     let client = fake_client(server.clone());
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let controller = tokio::spawn(run_with(client, args(), async move {
@@ -69,7 +79,7 @@ async fn controller_syncs_caches_reconciles_and_shuts_down() {
     }));
     let status = format!("PATCH {PV_PATH}/pv1/status");
     let mut waited = Duration::ZERO;
-    while !lines(&server).contains(&status) && waited < Duration::from_secs(20) {
+    while !lines(server).contains(&status) && waited < Duration::from_secs(20) {
         tokio::time::sleep(Duration::from_millis(50)).await;
         waited += Duration::from_millis(50);
     }
@@ -79,7 +89,32 @@ async fn controller_syncs_caches_reconciles_and_shuts_down() {
         .expect("controller stops on its shutdown signal")
         .expect("join");
     assert!(result.is_ok(), "{result:?}");
-    let calls = calls(&server);
+    calls(server)
+}
+
+/// The writes among `calls`, as `METHOD path` lines.
+fn writes(calls: &[Call]) -> Vec<String> {
+    calls
+        .iter()
+        .filter(|c| c.method != "GET")
+        .map(Call::line)
+        .collect()
+}
+
+/// The writes of one clean reconcile of the PackageVariant.
+fn one_reconcile() -> Vec<String> {
+    vec![
+        format!("PUT {PV_PATH}/pv1"),
+        format!("POST {PR_PATH}"),
+        format!("PUT {PRR_PATH}/edge-1.web.packagevariant-1"),
+        format!("PATCH {PV_PATH}/pv1/status"),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn controller_syncs_caches_reconciles_and_shuts_down() {
+    let server = one_variant(&[], Duration::ZERO);
+    let calls = run_until_status(&server).await;
     // Start-up checks, lists, watches and writes: all allowed by the
     // deployed RBAC.
     let denied = ungranted(&calls);
@@ -97,20 +132,19 @@ async fn controller_syncs_caches_reconciles_and_shuts_down() {
     // kind: PackageVariants, PackageVariantSets, PackageRevisions,
     // Repositories, ConfigMaps.
     assert_eq!(lists.len(), 8, "{lists:?}");
-    let writes: Vec<String> = calls
-        .iter()
-        .filter(|c| c.method != "GET")
-        .map(Call::line)
-        .collect();
-    assert_eq!(
-        writes,
-        vec![
-            format!("PUT {PV_PATH}/pv1"),
-            format!("POST {PR_PATH}"),
-            format!("PUT {PRR_PATH}/edge-1.web.packagevariant-1"),
-            status,
-        ]
-    );
+    assert_eq!(writes(&calls), one_reconcile());
+}
+
+/// A PackageVariant is not reconciled before every cache has synced: with
+/// the PackageRevision list slow to come, a reconcile would see no upstream
+/// (and no existing draft) and write an error status first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_reconcile_runs_before_every_cache_has_synced() {
+    for slow in ["packagerevisions", "repositories", "configmaps"] {
+        let server = one_variant(&[slow], Duration::from_millis(400));
+        let calls = run_until_status(&server).await;
+        assert_eq!(writes(&calls), one_reconcile(), "{slow} listed late");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -84,6 +84,9 @@ pub enum RunError {
     /// The core could not be loaded.
     #[error("loading the core")]
     Core(#[from] crate::engine_api::CoreError),
+    /// A cache's reflector ended before the cache synced.
+    #[error("a cache stopped before syncing")]
+    CacheStopped(#[source] reflector::store::WriterDropped),
     /// The health server failed.
     #[error("health server on {addr}")]
     Serve {
@@ -338,29 +341,23 @@ pub async fn run_with(
         });
     }
 
-    // Ready once every cache has synced.
-    {
-        let (health, caches) = (health.clone(), caches.clone());
-        tokio::spawn(async move {
-            let synced = async {
-                caches.package_variants.wait_until_ready().await?;
-                caches.package_variant_sets.wait_until_ready().await?;
-                caches.revisions.wait_until_ready().await?;
-                caches.repositories.wait_until_ready().await?;
-                for store in caches.objects.stores() {
-                    store.wait_until_ready().await?;
-                }
-                Ok::<(), reflector::store::WriterDropped>(())
-            };
-            match synced.await {
-                Ok(()) => {
-                    health.ready.store(true, Ordering::Release);
-                    tracing::info!("caches synced");
-                }
-                Err(e) => tracing::error!(error = %e, "a cache stopped before syncing"),
+    // Every cache has synced: only then may a reconcile run. A reconcile
+    // that read a cache still filling would not see the downstream drafts
+    // that exist (and create another one) or the upstream revision (and
+    // report it missing). Events received meanwhile wait in the channels.
+    let synced = {
+        let caches = caches.clone();
+        async move {
+            caches.package_variants.wait_until_ready().await?;
+            caches.package_variant_sets.wait_until_ready().await?;
+            caches.revisions.wait_until_ready().await?;
+            caches.repositories.wait_until_ready().await?;
+            for store in caches.objects.stores() {
+                store.wait_until_ready().await?;
             }
-        });
-    }
+            Ok::<(), reflector::store::WriterDropped>(())
+        }
+    };
 
     // Shutdown on SIGTERM / Ctrl-C (or the caller's signal).
     {
@@ -408,6 +405,23 @@ pub async fn run_with(
         None
     };
 
+    // Probes answer from here on; /readyz turns ready with the caches.
+    let mut cache_error = None;
+    let started = tokio::select! {
+        synced = synced => match synced {
+            Ok(()) => {
+                health.ready.store(true, Ordering::Release);
+                tracing::info!("caches synced");
+                true
+            }
+            Err(e) => {
+                cache_error = Some(RunError::CacheStopped(e));
+                false
+            }
+        },
+        () = stopped(shutdown_rx.clone()) => false,
+    };
+
     let ctx = Arc::new(Context::new(
         client.clone(),
         caches.clone(),
@@ -415,7 +429,7 @@ pub async fn run_with(
         metrics,
         leader_rx,
     ));
-    let pv_controller = run_pv.then(|| {
+    let pv_controller = (started && run_pv).then(|| {
         Controller::for_stream(channel_stream(pv_rx).map(Ok), pv_store)
             .reconcile_on(channel_stream(pv_ref_rx))
             .graceful_shutdown_on(stopped(shutdown_rx.clone()))
@@ -426,7 +440,7 @@ pub async fn run_with(
             )
             .for_each(|_| async {})
     });
-    let pvs_controller = run_pvs.then(|| {
+    let pvs_controller = (started && run_pvs).then(|| {
         Controller::for_stream(channel_stream(pvs_rx).map(Ok), pvs_store)
             .reconcile_on(channel_stream(pvs_ref_rx))
             .graceful_shutdown_on(stopped(shutdown_rx.clone()))
@@ -437,12 +451,14 @@ pub async fn run_with(
             )
             .for_each(|_| async {})
     });
-    tracing::info!(
-        packagevariants = run_pv,
-        packagevariantsets = run_pvs,
-        core = ctx.core.name(),
-        "controller started"
-    );
+    if started {
+        tracing::info!(
+            packagevariants = run_pv,
+            packagevariantsets = run_pvs,
+            core = ctx.core.name(),
+            "controller started"
+        );
+    }
     tokio::join!(
         async {
             if let Some(c) = pv_controller {
@@ -458,6 +474,9 @@ pub async fn run_with(
     let _ = shutdown_tx.send(true);
     if let Some(e) = election {
         let _ = e.await;
+    }
+    if let Some(e) = cache_error {
+        return Err(e);
     }
     match server.await {
         Ok(r) => r,

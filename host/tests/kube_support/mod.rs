@@ -57,6 +57,9 @@ pub struct ServerState {
     pub render_error: String,
     /// Objects served by LIST requests, by resource (plural).
     pub lists: BTreeMap<String, Vec<Value>>,
+    /// LIST requests of these resources (plural) are answered only after
+    /// the delay, as a slow API server would (other requests go on).
+    pub list_delays: BTreeMap<String, std::time::Duration>,
     counter: u64,
 }
 
@@ -186,6 +189,21 @@ fn answer_object(state: &Shared, call: &Call) -> (StatusCode, Value) {
     }
 }
 
+/// The delay set for a LIST request's resource, if any.
+fn list_delay(state: &Shared, call: &Call) -> Option<std::time::Duration> {
+    if call.method != "GET" || call.uri.contains("watch=true") {
+        return None;
+    }
+    let path = call.uri.split('?').next().unwrap_or_default();
+    let plural = path
+        .trim_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or_default();
+    let s = state.lock().unwrap_or_else(|e| e.into_inner());
+    s.list_delays.get(plural).copied()
+}
+
 /// A client served by the fake server.
 pub fn fake_client(state: Shared) -> Client {
     let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
@@ -202,8 +220,17 @@ pub fn fake_client(state: Shared) -> Client {
                 .unwrap_or_default();
             let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
             let call = Call { method, uri, body };
+            let delay = list_delay(&state, &call);
             match answer(&state, &call) {
-                Some((code, value)) => send.send_response(respond(code, &value)),
+                Some((code, value)) => match delay {
+                    Some(delay) => {
+                        tokio::spawn(async move {
+                            tokio::time::sleep(delay).await;
+                            send.send_response(respond(code, &value));
+                        });
+                    }
+                    None => send.send_response(respond(code, &value)),
+                },
                 None => held.push(send),
             }
         }
