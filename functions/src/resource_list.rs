@@ -188,7 +188,7 @@ mod tests {
         let mut item = Node::new_mapping();
         item.content.push(Node::new_string("kind"));
         let mut value = Node::new_string("A");
-        value.anchor = "not an anchor".to_string();
+        value.set_anchor("not an anchor");
         item.content.push(value);
         let mut results = vec![results::new(pv_core::api::Severity::Info, "kept")];
         let text = write(None, vec![item], &mut results);

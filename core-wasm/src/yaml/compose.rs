@@ -166,24 +166,25 @@ impl Composer {
             if !frame.key_pending {
                 frame.key_pending = true;
                 let read = done - frame.start;
-                if frame.block && !self.children[done].foot_comment.is_empty() && read >= 2 {
+                if frame.block && !self.children[done].foot_comment().is_empty() && read >= 2 {
                     // A foot comment read with a key belongs to the
                     // previous key.
-                    let foot = std::mem::take(&mut self.children[done].foot_comment);
-                    self.children[done - 2].foot_comment = foot;
+                    let foot = self.children[done].take_foot_comment();
+                    self.children[done - 2].set_foot_comment(foot);
                 }
             } else {
                 frame.key_pending = false;
                 let key = done - 1;
-                if self.children[key].foot_comment.is_empty()
-                    && !self.children[done].foot_comment.is_empty()
+                if self.children[key].foot_comment().is_empty()
+                    && !self.children[done].foot_comment().is_empty()
                 {
-                    let foot = std::mem::take(&mut self.children[done].foot_comment);
-                    self.children[key].foot_comment = foot;
+                    let foot = self.children[done].take_foot_comment();
+                    self.children[key].set_foot_comment(foot);
                 }
                 if self.peek()? == EventType::TailComment {
-                    if self.children[key].foot_comment.is_empty() {
-                        self.children[key].foot_comment = self.take_foot_comment();
+                    if self.children[key].foot_comment().is_empty() {
+                        let foot = self.take_foot_comment();
+                        self.children[key].set_foot_comment(foot);
                     }
                     self.expect(EventType::TailComment)?;
                 }
@@ -214,23 +215,18 @@ impl Composer {
         // The end event's comments replace the start event's, also when it
         // has none: a line comment read with a collection's start (`? # c`
         // above a flow sequence key) is dropped, as yaml.v3 drops it.
-        match &mut self.event.comments {
-            Some(c) => {
-                node.line_comment = take_text(&mut c.line);
-                node.foot_comment = take_text(&mut c.foot);
-            }
-            None => {
-                node.line_comment.clear();
-                node.foot_comment.clear();
-            }
-        }
-        if closed_by == EventType::MappingEnd
-            && block
-            && !node.foot_comment.is_empty()
-            && node.content.len() > 1
+        let (line, foot) = match &mut self.event.comments {
+            Some(c) => (take_text(&mut c.line), take_text(&mut c.foot)),
+            None => (String::new(), String::new()),
+        };
+        node.set_line_comment(line);
+        if closed_by == EventType::MappingEnd && block && !foot.is_empty() && node.content.len() > 1
         {
             let key = node.content.len() - 2;
-            node.content[key].foot_comment = std::mem::take(&mut node.foot_comment);
+            node.content[key].set_foot_comment(foot);
+            node.set_foot_comment(String::new());
+        } else {
+            node.set_foot_comment(foot);
         }
         self.expect(closed_by)?;
         Ok(())
@@ -275,27 +271,21 @@ impl Composer {
             anchor = String::new();
         }
         let ev = &mut self.event;
-        let (head_comment, line_comment, foot_comment) = match &mut ev.comments {
-            None => (String::new(), String::new(), String::new()),
-            Some(c) => (
+        let comments = match &mut ev.comments {
+            None => [String::new(), String::new(), String::new()],
+            Some(c) => [
                 take_text(&mut c.head),
                 take_text(&mut c.line),
                 take_text(&mut c.foot),
-            ),
+            ],
         };
-        self.children.push(Node {
-            kind,
-            style,
-            tag,
-            value,
-            anchor,
-            content: Vec::new(),
-            head_comment,
-            line_comment,
-            foot_comment,
-            line: wide(ev.start_mark.line) + 1,
-            column: wide(ev.start_mark.column) + 1,
-        });
+        let position = (
+            ev.start_mark.line.saturating_add(1),
+            ev.start_mark.column.saturating_add(1),
+        );
+        self.children.push(Node::read(
+            kind, style, tag, value, anchor, comments, position,
+        ));
     }
 
     /// The foot comment of the current event, taken out of it.
@@ -318,7 +308,8 @@ impl Composer {
         let child = self.parse()?;
         n.content.push(child);
         if self.peek()? == EventType::DocumentEnd {
-            n.foot_comment = self.take_foot_comment();
+            let foot = self.take_foot_comment();
+            n.set_foot_comment(foot);
         }
         self.expect(EventType::DocumentEnd)?;
         // Anchors are scoped to their document.
@@ -406,12 +397,6 @@ fn unbalanced() -> Box<YamlError> {
         "internal error: unbalanced collections",
         Mark::default(),
     ))
-}
-
-/// A mark field as a node position.
-#[inline]
-fn wide(n: u32) -> usize {
-    usize::try_from(n).unwrap_or(usize::MAX - 1)
 }
 
 /// Moves event bytes into a `String` without copying when they are UTF-8

@@ -98,9 +98,7 @@ impl Node {
         self.expect_mapping(key)?;
         if let Some(i) = self.key_index(key) {
             let old = &self.content[i + 1];
-            value.head_comment.clone_from(&old.head_comment);
-            value.line_comment.clone_from(&old.line_comment);
-            value.foot_comment.clone_from(&old.foot_comment);
+            value.copy_comments_from(old);
             self.content[i + 1] = value;
         } else {
             self.content.push(Node::new_string(key));
@@ -228,9 +226,7 @@ fn kind_name(kind: Kind) -> &'static str {
 }
 
 fn copy_comments(src: &Node, dst: &mut Node) {
-    dst.head_comment.clone_from(&src.head_comment);
-    dst.line_comment.clone_from(&src.line_comment);
-    dst.foot_comment.clone_from(&src.foot_comment);
+    dst.copy_comments_from(src);
 }
 
 /// Copies comments and field order from `src` to `dst`, recursively.

@@ -109,13 +109,13 @@ impl Encoder {
 
         match node.kind {
             Kind::Document => {
-                let mut ev = document_start(&node.head_comment);
+                let mut ev = document_start(node.head_comment());
                 ev.implicit = true;
                 self.emit(ev)?;
                 for child in &node.content {
                     self.node(child, "")?;
                 }
-                self.emit(document_end(&node.foot_comment))
+                self.emit(document_end(node.foot_comment()))
             }
             Kind::Sequence => {
                 let style = if node.style.contains(Style::FLOW) {
@@ -125,11 +125,11 @@ impl Encoder {
                 };
                 self.emit(Event {
                     typ: EventType::SequenceStart,
-                    anchor: node.anchor.as_bytes().to_vec(),
+                    anchor: node.anchor().as_bytes().to_vec(),
                     tag: long_tag(tag).into_bytes(),
                     implicit: tag.is_empty(),
                     style: EventStyle::Sequence(style),
-                    comments: comments(&node.head_comment, "", "", ""),
+                    comments: comments(node.head_comment(), "", "", ""),
                     ..Event::default()
                 })?;
                 for child in &node.content {
@@ -137,7 +137,7 @@ impl Encoder {
                 }
                 self.emit(Event {
                     typ: EventType::SequenceEnd,
-                    comments: comments("", &node.line_comment, &node.foot_comment, ""),
+                    comments: comments("", node.line_comment(), node.foot_comment(), ""),
                     ..Event::default()
                 })
             }
@@ -149,11 +149,11 @@ impl Encoder {
                 };
                 self.emit(Event {
                     typ: EventType::MappingStart,
-                    anchor: node.anchor.as_bytes().to_vec(),
+                    anchor: node.anchor().as_bytes().to_vec(),
                     tag: long_tag(tag).into_bytes(),
                     implicit: tag.is_empty(),
                     style: EventStyle::Mapping(style),
-                    comments: comments(&node.head_comment, "", "", tail),
+                    comments: comments(node.head_comment(), "", "", tail),
                     ..Event::default()
                 })?;
                 // The foot comment of a key is written after its value, as
@@ -161,21 +161,21 @@ impl Encoder {
                 let mut tail: &str = "";
                 for pair in node.content.chunks(2) {
                     let key = &pair[0];
-                    if key.foot_comment.is_empty() {
+                    if key.foot_comment().is_empty() {
                         self.node(key, tail)?;
                     } else {
                         let mut copy = key.clone();
-                        copy.foot_comment.clear();
+                        copy.set_foot_comment(String::new());
                         self.node(&copy, tail)?;
                     }
-                    tail = &key.foot_comment;
+                    tail = key.foot_comment();
                     if let Some(value) = pair.get(1) {
                         self.node(value, "")?;
                     }
                 }
                 self.emit(Event {
                     typ: EventType::MappingEnd,
-                    comments: comments("", &node.line_comment, &node.foot_comment, tail),
+                    comments: comments("", node.line_comment(), node.foot_comment(), tail),
                     ..Event::default()
                 })
             }
@@ -183,9 +183,9 @@ impl Encoder {
                 typ: EventType::Alias,
                 anchor: node.value.as_bytes().to_vec(),
                 comments: comments(
-                    &node.head_comment,
-                    &node.line_comment,
-                    &node.foot_comment,
+                    node.head_comment(),
+                    node.line_comment(),
+                    node.foot_comment(),
                     "",
                 ),
                 ..Event::default()
@@ -215,7 +215,7 @@ impl Encoder {
                 let value = self.emitter.buffer_with(node.value.as_bytes());
                 self.emit(Event {
                     typ: EventType::Scalar,
-                    anchor: node.anchor.as_bytes().to_vec(),
+                    anchor: node.anchor().as_bytes().to_vec(),
                     tag: if implicit {
                         Vec::new()
                     } else {
@@ -226,9 +226,9 @@ impl Encoder {
                     quoted_implicit: implicit,
                     style: EventStyle::Scalar(style),
                     comments: comments(
-                        &node.head_comment,
-                        &node.line_comment,
-                        &node.foot_comment,
+                        node.head_comment(),
+                        node.line_comment(),
+                        node.foot_comment(),
                         tail,
                     ),
                     ..Event::default()

@@ -59,8 +59,8 @@ struct Convert<'a> {
 }
 
 fn collect_anchors<'a>(node: &'a Node, anchors: &mut HashMap<&'a str, &'a Node>) {
-    if !node.anchor.is_empty() {
-        anchors.insert(&node.anchor, node);
+    if !node.anchor().is_empty() {
+        anchors.insert(node.anchor(), node);
     }
     for child in &node.content {
         collect_anchors(child, anchors);
@@ -103,7 +103,7 @@ impl Convert<'_> {
         let mut out = Map::new();
         // Keys written in this mapping (merged ones excepted), with their
         // line, when repeated keys are refused.
-        let mut written: HashMap<String, usize> = HashMap::new();
+        let mut written: HashMap<String, u32> = HashMap::new();
         for pair in node.content.chunks(2) {
             let (k, v) = (&pair[0], pair.get(1));
             if k.kind == Kind::Scalar && k.tag == MERGE_TAG {

@@ -77,32 +77,98 @@ impl std::ops::BitOrAssign for Style {
 
 /// A YAML node with everything needed to write it back as it was read:
 /// tag, style, anchor, comments and children in source order.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// The anchor and the comments are kept in one allocation that most nodes
+/// (which have none) do without, so a node is 96 bytes: trees of whole
+/// packages stay small and cheap to build, move and drop.
+#[derive(Debug, Clone)]
 pub struct Node {
     /// What the node is.
     pub kind: Kind,
     /// Presentation flags.
     pub style: Style,
+    /// 1-based line where the node was read (0 for built nodes).
+    pub line: u32,
+    /// 1-based column where the node was read (0 for built nodes).
+    pub column: u32,
     /// The short tag (`!!str`, `!!map`, `!custom`, …) as yaml.v3 records it.
     /// The standard tags are static strings, so most nodes own no tag text.
     pub tag: Cow<'static, str>,
     /// Scalar text, or the anchor name of an alias.
     pub value: String,
-    /// Anchor defined on this node (without `&`), empty when none.
-    pub anchor: String,
     /// Children: the root of a document, the items of a sequence, or
     /// alternating keys and values of a mapping.
     pub content: Vec<Node>,
-    /// Comment lines above the node (with their `#`).
-    pub head_comment: String,
-    /// Comment at the end of the node's line.
-    pub line_comment: String,
-    /// Comment lines below the node.
-    pub foot_comment: String,
-    /// 1-based line where the node was read (0 for built nodes).
-    pub line: usize,
-    /// 1-based column where the node was read (0 for built nodes).
-    pub column: usize,
+    /// Anchor and comments; `None` when all are empty.
+    extras: Option<Box<Extras>>,
+}
+
+/// The rarely set texts of a node.
+#[derive(Debug, Clone, Default)]
+struct Extras {
+    anchor: String,
+    head_comment: String,
+    line_comment: String,
+    foot_comment: String,
+}
+
+impl Extras {
+    fn is_empty(&self) -> bool {
+        self.anchor.is_empty()
+            && self.head_comment.is_empty()
+            && self.line_comment.is_empty()
+            && self.foot_comment.is_empty()
+    }
+}
+
+/// Equal nodes have equal kinds, styles, tags, texts, anchors, comments,
+/// positions and children.
+impl PartialEq for Node {
+    fn eq(&self, other: &Node) -> bool {
+        self.kind == other.kind
+            && self.style == other.style
+            && self.line == other.line
+            && self.column == other.column
+            && self.tag == other.tag
+            && self.value == other.value
+            && self.anchor() == other.anchor()
+            && self.head_comment() == other.head_comment()
+            && self.line_comment() == other.line_comment()
+            && self.foot_comment() == other.foot_comment()
+            && self.content == other.content
+    }
+}
+
+impl Eq for Node {}
+
+/// Generates the getter, setter and taker of one text kept in [`Extras`].
+macro_rules! extra_text {
+    ($field:ident, $set:ident, $take:ident, $what:literal) => {
+        #[doc = concat!("The ", $what, " (empty when none).")]
+        pub fn $field(&self) -> &str {
+            self.extras.as_ref().map_or("", |e| e.$field.as_str())
+        }
+
+        #[doc = concat!("Sets the ", $what, " (empty for none).")]
+        pub fn $set(&mut self, text: impl Into<String>) {
+            let text = text.into();
+            if text.is_empty() && self.extras.is_none() {
+                return;
+            }
+            self.extras_mut().$field = text;
+            self.drop_empty_extras();
+        }
+
+        #[doc = concat!("Takes the ", $what, " out of the node, leaving it empty.")]
+        pub fn $take(&mut self) -> String {
+            let Some(extras) = self.extras.as_mut() else {
+                return String::new();
+            };
+            let text = std::mem::take(&mut extras.$field);
+            self.drop_empty_extras();
+            text
+        }
+    };
 }
 
 impl Node {
@@ -110,16 +176,93 @@ impl Node {
         Node {
             kind,
             style: Style::plain(),
-            tag: static_tag(tag),
-            value: String::new(),
-            anchor: String::new(),
-            content: Vec::new(),
-            head_comment: String::new(),
-            line_comment: String::new(),
-            foot_comment: String::new(),
             line: 0,
             column: 0,
+            tag: static_tag(tag),
+            value: String::new(),
+            content: Vec::new(),
+            extras: None,
         }
+    }
+
+    /// A node read from the input (the composer's constructor): texts that
+    /// are all empty take no allocation.
+    #[inline]
+    pub(crate) fn read(
+        kind: Kind,
+        style: Style,
+        tag: Cow<'static, str>,
+        value: String,
+        anchor: String,
+        [head_comment, line_comment, foot_comment]: [String; 3],
+        (line, column): (u32, u32),
+    ) -> Node {
+        let extras = if anchor.is_empty()
+            && head_comment.is_empty()
+            && line_comment.is_empty()
+            && foot_comment.is_empty()
+        {
+            None
+        } else {
+            Some(Box::new(Extras {
+                anchor,
+                head_comment,
+                line_comment,
+                foot_comment,
+            }))
+        };
+        Node {
+            kind,
+            style,
+            line,
+            column,
+            tag,
+            value,
+            content: Vec::new(),
+            extras,
+        }
+    }
+
+    fn extras_mut(&mut self) -> &mut Extras {
+        self.extras.get_or_insert_with(Box::default)
+    }
+
+    fn drop_empty_extras(&mut self) {
+        if self.extras.as_ref().is_some_and(|e| e.is_empty()) {
+            self.extras = None;
+        }
+    }
+
+    extra_text!(
+        anchor,
+        set_anchor,
+        take_anchor,
+        "anchor defined on this node (without `&`)"
+    );
+    extra_text!(
+        head_comment,
+        set_head_comment,
+        take_head_comment,
+        "comment lines above the node (with their `#`)"
+    );
+    extra_text!(
+        line_comment,
+        set_line_comment,
+        take_line_comment,
+        "comment at the end of the node's line"
+    );
+    extra_text!(
+        foot_comment,
+        set_foot_comment,
+        take_foot_comment,
+        "comment lines below the node"
+    );
+
+    /// Copies the head, line and foot comments of `other` (not its anchor).
+    pub fn copy_comments_from(&mut self, other: &Node) {
+        self.set_head_comment(other.head_comment());
+        self.set_line_comment(other.line_comment());
+        self.set_foot_comment(other.foot_comment());
     }
 
     /// A new empty block mapping.
