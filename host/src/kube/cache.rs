@@ -155,31 +155,39 @@ impl ObjectCaches {
     }
 
     /// Every cached object of `ns`, as JSON, by kind and name.
+    ///
+    /// Each object gets the `apiVersion` and `kind` of its store: the API
+    /// server leaves them out of the items of a LIST of built-in kinds (a
+    /// ConfigMap read at start-up has none, one from a watch event has
+    /// them), and injection and `objectSelector` match on them.
     pub fn list(&self, ns: &str) -> Vec<serde_json::Value> {
         let stores = self.stores.read().unwrap_or_else(|e| e.into_inner());
         let mut out = Vec::new();
-        for store in stores.values() {
+        for ((api_version, kind), store) in stores.iter() {
             let mut objs: Vec<Arc<DynamicObject>> = store
                 .state()
                 .into_iter()
                 .filter(|o| o.namespace().as_deref() == Some(ns))
                 .collect();
             objs.sort_by_key(|o| o.name_any());
-            out.extend(
-                objs.iter()
-                    .filter_map(|o| serde_json::to_value(o.as_ref()).ok()),
-            );
+            out.extend(objs.iter().filter_map(|o| {
+                let mut v = serde_json::to_value(o.as_ref()).ok()?;
+                let fields = v.as_object_mut()?;
+                fields.insert("apiVersion".into(), api_version.as_str().into());
+                fields.insert("kind".into(), kind.as_str().into());
+                Some(v)
+            }));
         }
         out
     }
 
-    /// The stores (to wait for their first sync).
-    pub fn stores(&self) -> Vec<Store<DynamicObject>> {
+    /// The stores with their kinds (to wait for their first sync).
+    pub fn stores(&self) -> Vec<(KindKey, Store<DynamicObject>)> {
         self.stores
             .read()
             .unwrap_or_else(|e| e.into_inner())
-            .values()
-            .cloned()
+            .iter()
+            .map(|(k, s)| (k.clone(), s.clone()))
             .collect()
     }
 
@@ -215,5 +223,55 @@ impl Caches {
     /// One cached PackageRevision.
     pub fn revision(&self, ns: &str, name: &str) -> Option<Arc<PackageRevision>> {
         self.revisions.get(&ObjectRef::new(name).within(ns))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kube::api::{ApiResource, DynamicObject, GroupVersionKind};
+    use kube::runtime::{reflector, watcher};
+
+    use super::ObjectCaches;
+
+    /// A ConfigMap as the items of a LIST bring it: no `apiVersion` or
+    /// `kind`. It is listed with those of its store, like one from a watch.
+    #[test]
+    fn listed_objects_carry_the_kind_of_their_store() {
+        let ar = ApiResource::from_gvk(&GroupVersionKind::gvk("", "v1", "ConfigMap"));
+        let mut writer = reflector::store::Writer::<DynamicObject>::new(ar.clone());
+        let caches = ObjectCaches::default();
+        caches.insert("v1", "ConfigMap", writer.as_reader());
+        let listed: DynamicObject = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "east-endpoints", "namespace": "east"},
+            "data": {"url": "https://east"}
+        }))
+        .expect("object");
+        assert!(listed.types.is_none());
+        let mut watched = DynamicObject::new("from-watch", &ar).within("east");
+        watched.data = serde_json::json!({"data": {"url": "https://watch"}});
+        writer.apply_watcher_event(&watcher::Event::Init);
+        writer.apply_watcher_event(&watcher::Event::InitApply(listed));
+        writer.apply_watcher_event(&watcher::Event::InitDone);
+        writer.apply_watcher_event(&watcher::Event::Apply(watched));
+        let objects = caches.list("east");
+        let kinds: Vec<(&str, &str, &str)> = objects
+            .iter()
+            .map(|o| {
+                (
+                    o["apiVersion"].as_str().unwrap_or_default(),
+                    o["kind"].as_str().unwrap_or_default(),
+                    o["metadata"]["name"].as_str().unwrap_or_default(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![
+                ("v1", "ConfigMap", "east-endpoints"),
+                ("v1", "ConfigMap", "from-watch"),
+            ]
+        );
+        assert_eq!(objects[0]["data"]["url"], "https://east");
+        assert!(caches.list("west").is_empty());
     }
 }
