@@ -480,6 +480,31 @@ async fn delete_policy_deletes_drafts_proposes_deletion_of_published_then_remove
     assert_eq!(calls[3].body["metadata"]["finalizers"], Value::Null);
 }
 
+/// A policy that is neither `delete` nor `orphan` deletes and orphans
+/// nothing, so the finalizer stays (the revisions are not left owned by a
+/// variant that is gone, as upstream leaves them), and the error names the
+/// field to fix.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_deletion_policy_keeps_the_finalizer_and_names_the_field() {
+    let mut c = Cluster::new();
+    let (pv, published, draft) = variant_with_two_revisions(&mut c).await;
+    let e = c
+        .reconcile(&deleting(&pv, "Orphan"))
+        .await
+        .expect_err("nothing can be cleaned up");
+    let text = format!("{e:#}");
+    let mut owned = [published, draft];
+    owned.sort();
+    assert!(
+        text.contains(&format!(
+            "deletion not complete: still owns {}; spec.deletionPolicy is \"Orphan\" and can only be \"orphan\" or \"delete\"",
+            owned.join(", ")
+        )),
+        "{text}"
+    );
+    assert!(c.take().iter().all(|call| call.method == "GET"));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn orphan_policy_drops_ownership_then_removes_finalizer() {
     let mut c = Cluster::new();

@@ -13,7 +13,7 @@
 
 use std::collections::BTreeMap;
 
-use pv_core::api::package_variant::FINALIZER;
+use pv_core::api::package_variant::{DeletionPolicy, FINALIZER};
 use pv_core::api::{PackageRevision, PackageVariant};
 use pv_core::variant::drafts::DraftKind;
 use pv_core::variant::status::{set_ready_error, set_target_status_conditions};
@@ -280,8 +280,18 @@ impl Exec<'_, '_> {
                     if !left.is_empty() {
                         let names: Vec<&str> =
                             left.iter().map(|p| p.metadata.name.as_str()).collect();
+                        // With a policy that is neither, nothing was deleted
+                        // or orphaned: say what to fix.
+                        let deletion = &self.pv.spec.deletion_policy;
+                        let policy = if DeletionPolicy::from_spec(deletion).is_none() {
+                            format!(
+                                "; spec.deletionPolicy is {deletion:?} and can only be \"orphan\" or \"delete\""
+                            )
+                        } else {
+                            String::new()
+                        };
                         return Err(ReconcileError::Refused(format!(
-                            "deletion not complete: still owns {}",
+                            "deletion not complete: still owns {}{policy}",
                             names.join(", ")
                         )));
                     }
