@@ -27,6 +27,7 @@ fn args() -> ControllerArgs {
         lease_namespace: "default".into(),
         identity: "test".into(),
         native_core: true,
+        cache_sync_timeout: 20,
     }
 }
 
@@ -128,10 +129,10 @@ async fn controller_syncs_caches_reconciles_and_shuts_down() {
         .filter(|c| !c.uri.contains("packagerevisionresources"))
         .map(|c| c.uri.split('?').next().unwrap_or_default().to_string())
         .collect();
-    // Three startup checks (one object each), then one LIST per watched
+    // Five startup checks (one object each), then one LIST per watched
     // kind: PackageVariants, PackageVariantSets, PackageRevisions,
     // Repositories, ConfigMaps.
-    assert_eq!(lists.len(), 8, "{lists:?}");
+    assert_eq!(lists.len(), 10, "{lists:?}");
     assert_eq!(writes(&calls), one_reconcile());
 }
 
@@ -160,4 +161,101 @@ async fn a_listen_address_in_use_stops_the_controller_at_once() {
         .expect("the run ends without a shutdown signal");
     let e = result.expect_err("the address is in use").to_string();
     assert!(e.contains(&taken.local_addr().unwrap().to_string()), "{e}");
+}
+
+/// A watched kind that cannot be listed stops the run at start-up, with
+/// the kind and flag named, instead of leaving every reconcile waiting for
+/// its cache.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_kind_that_cannot_be_listed_stops_the_run() {
+    let server = one_variant(&[], Duration::ZERO);
+    server
+        .lock()
+        .unwrap()
+        .fail
+        .insert("GET /apis/example.com/v1/teams".into());
+    let mut args = args();
+    args.watch_kinds.push("example.com/v1/Team".into());
+    let run = run_with(
+        fake_client(server.clone()),
+        args,
+        std::future::pending::<()>(),
+    );
+    let result = tokio::time::timeout(Duration::from_secs(20), run)
+        .await
+        .expect("the run ends without a shutdown signal");
+    let e = result.expect_err("Team cannot be listed").to_string();
+    assert!(
+        e.starts_with("example.com/v1/Team (--watch-kinds) is not queryable"),
+        "{e}"
+    );
+    assert!(writes(&calls(&server)).is_empty());
+}
+
+/// A cache that does not sync in time ends the run with an error naming
+/// it; nothing is written meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cache_that_does_not_sync_in_time_stops_the_run() {
+    let server = one_variant(&["configmaps"], Duration::from_secs(3));
+    let mut args = args();
+    args.cache_sync_timeout = 1;
+    let run = run_with(
+        fake_client(server.clone()),
+        args,
+        std::future::pending::<()>(),
+    );
+    let result = tokio::time::timeout(Duration::from_secs(20), run)
+        .await
+        .expect("the run ends without a shutdown signal");
+    let e = result.expect_err("the ConfigMap cache is late").to_string();
+    assert!(
+        e.starts_with("the v1/ConfigMap cache did not sync within 1 s"),
+        "{e}"
+    );
+    assert!(writes(&calls(&server)).is_empty());
+}
+
+/// With leader election, the Lease is released only after the reconcile in
+/// flight at shutdown has made its last write: a replica taking over never
+/// writes beside this one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lease_is_released_after_the_last_write() {
+    let server = one_variant(&[], Duration::ZERO);
+    let prr_put = format!("PUT {PRR_PATH}/edge-1.web.packagevariant-1");
+    server
+        .lock()
+        .unwrap()
+        .call_delays
+        .insert(prr_put.clone(), Duration::from_millis(800));
+    let mut args = args();
+    args.leader_elect = true;
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let controller = tokio::spawn(run_with(fake_client(server.clone()), args, async move {
+        let _ = stop_rx.await;
+    }));
+    // Shut down while the resources write is in flight.
+    let mut waited = Duration::ZERO;
+    while !lines(&server).contains(&prr_put) && waited < Duration::from_secs(20) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        waited += Duration::from_millis(20);
+    }
+    let _ = stop_tx.send(());
+    let result = tokio::time::timeout(Duration::from_secs(20), controller)
+        .await
+        .expect("controller stops on its shutdown signal")
+        .expect("join");
+    assert!(result.is_ok(), "{result:?}");
+    // The release reads the Lease first (the fake server keeps no Lease,
+    // so it ends there); renewals come every 5 s, so within the test the
+    // last Lease request is the release's.
+    let lines: Vec<String> = calls(&server).iter().map(Call::line).collect();
+    let status = format!("PATCH {PV_PATH}/pv1/status");
+    let status_at = lines.iter().position(|w| *w == status);
+    let release_at = lines
+        .iter()
+        .rposition(|w| w.starts_with("GET ") && w.contains("/leases/"));
+    assert!(
+        status_at.is_some() && release_at > status_at,
+        "the Lease is released after the status write: {lines:#?}"
+    );
 }

@@ -59,6 +59,10 @@ pub struct ControllerArgs {
     /// Run the core natively instead of as the WebAssembly component.
     #[arg(long)]
     pub native_core: bool,
+    /// Seconds to wait for every cache's first sync before giving up (no
+    /// reconcile runs before), as controller-runtime's `CacheSyncTimeout`.
+    #[arg(long, default_value_t = 120, value_name = "SECONDS")]
+    pub cache_sync_timeout: u64,
 }
 
 /// The controller could not start or stopped with an error.
@@ -69,7 +73,7 @@ pub enum RunError {
     Client(#[source] kube::Error),
     /// A required API is not served (a CRD is not installed).
     #[error(
-        "{what} is not queryable ({source}); are the CRDs installed? (kubectl apply -k deploy/)"
+        "{what} is not queryable ({source}); are the CRDs and RBAC rules installed? (kubectl apply -k deploy/)"
     )]
     NotServed {
         /// Which API.
@@ -85,8 +89,22 @@ pub enum RunError {
     #[error("loading the core")]
     Core(#[from] crate::engine_api::CoreError),
     /// A cache's reflector ended before the cache synced.
-    #[error("a cache stopped before syncing")]
-    CacheStopped(#[source] reflector::store::WriterDropped),
+    #[error("the {cache} cache stopped before syncing")]
+    CacheStopped {
+        /// Which cache.
+        cache: String,
+        /// Why.
+        #[source]
+        source: reflector::store::WriterDropped,
+    },
+    /// A cache did not sync in time.
+    #[error("the {cache} cache did not sync within {seconds} s (--cache-sync-timeout); is the API server reachable and does RBAC allow list and watch?")]
+    CacheSyncTimeout {
+        /// The first cache not synced.
+        cache: String,
+        /// The timeout.
+        seconds: u64,
+    },
     /// The health server failed.
     #[error("health server on {addr}")]
     Serve {
@@ -114,6 +132,21 @@ fn parse_kind(s: &str) -> Result<GroupVersionKind, RunError> {
 /// A stream of what a channel receives.
 fn channel_stream<T: Send + 'static>(rx: mpsc::UnboundedReceiver<T>) -> impl Stream<Item = T> {
     futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|t| (t, rx)) })
+}
+
+/// The first sync of a store, as a future that owns what it needs.
+type ReadyWait = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<(), reflector::store::WriterDropped>> + Send>,
+>;
+
+/// [`ReadyWait`] of `store`.
+fn ready<K>(store: &reflector::Store<K>) -> ReadyWait
+where
+    K: Resource + Clone + Send + Sync + 'static,
+    K::DynamicType: Eq + std::hash::Hash + Clone + Send + Sync,
+{
+    let store = store.clone();
+    Box::pin(async move { store.wait_until_ready().await })
 }
 
 /// Objects an event touched.
@@ -225,6 +258,15 @@ pub async fn run_with(
     check_served(&pv_api, "packagevariants.config.porch.kpt.dev").await?;
     check_served(&pvs_api, "packagevariantsets.config.porch.kpt.dev").await?;
     check_served(&pr_api, "packagerevisions.porch.kpt.dev").await?;
+    check_served(&repo_api, "repositories.config.porch.kpt.dev").await?;
+    // The watched kinds too: a kind that is not served or not allowed would
+    // keep its cache from syncing, and so every reconcile from starting.
+    for gvk in &kinds {
+        let ar = ApiResource::from_gvk(gvk);
+        let api = Api::<DynamicObject>::all_with(client.clone(), &ar);
+        let what = format!("{}/{} (--watch-kinds)", ar.api_version, ar.kind);
+        check_served(&api, &what).await?;
+    }
 
     let core: Arc<dyn Core + Send + Sync> = if args.native_core {
         Arc::new(NativeCore)
@@ -345,17 +387,32 @@ pub async fn run_with(
     // that read a cache still filling would not see the downstream drafts
     // that exist (and create another one) or the upstream revision (and
     // report it missing). Events received meanwhile wait in the channels.
+    let waiting_for = Arc::new(std::sync::Mutex::new(String::new()));
     let synced = {
-        let caches = caches.clone();
+        let (caches, waiting_for) = (caches.clone(), waiting_for.clone());
         async move {
-            caches.package_variants.wait_until_ready().await?;
-            caches.package_variant_sets.wait_until_ready().await?;
-            caches.revisions.wait_until_ready().await?;
-            caches.repositories.wait_until_ready().await?;
-            for store in caches.objects.stores() {
-                store.wait_until_ready().await?;
+            let wait = |name: String, store: ReadyWait| {
+                let waiting_for = waiting_for.clone();
+                async move {
+                    *waiting_for.lock().unwrap_or_else(|e| e.into_inner()) = name.clone();
+                    store.await.map_err(|source| RunError::CacheStopped {
+                        cache: name,
+                        source,
+                    })
+                }
+            };
+            wait("PackageVariant".into(), ready(&caches.package_variants)).await?;
+            wait(
+                "PackageVariantSet".into(),
+                ready(&caches.package_variant_sets),
+            )
+            .await?;
+            wait("PackageRevision".into(), ready(&caches.revisions)).await?;
+            wait("Repository".into(), ready(&caches.repositories)).await?;
+            for ((api_version, kind), store) in caches.objects.stores() {
+                wait(format!("{api_version}/{kind}"), ready(&store)).await?;
             }
-            Ok::<(), reflector::store::WriterDropped>(())
+            Ok::<(), RunError>(())
         }
     };
 
@@ -387,6 +444,10 @@ pub async fn run_with(
         })
     };
 
+    // The Lease is held until the controllers have drained: it is released
+    // only after the last in-flight reconcile has written, so the next
+    // leader never writes beside this one.
+    let (election_stop_tx, election_stop_rx) = watch::channel(false);
     let election = if args.leader_elect {
         let cfg = LeaseConfig {
             name: args.lease_name.clone(),
@@ -399,7 +460,7 @@ pub async fn run_with(
             client.clone(),
             cfg,
             leader_tx,
-            shutdown_rx.clone(),
+            election_stop_rx,
         )))
     } else {
         None
@@ -407,15 +468,24 @@ pub async fn run_with(
 
     // Probes answer from here on; /readyz turns ready with the caches.
     let mut cache_error = None;
+    let timeout = Duration::from_secs(args.cache_sync_timeout);
     let started = tokio::select! {
-        synced = synced => match synced {
-            Ok(()) => {
+        synced = tokio::time::timeout(timeout, synced) => match synced {
+            Ok(Ok(())) => {
                 health.ready.store(true, Ordering::Release);
                 tracing::info!("caches synced");
                 true
             }
-            Err(e) => {
-                cache_error = Some(RunError::CacheStopped(e));
+            Ok(Err(e)) => {
+                cache_error = Some(e);
+                false
+            }
+            Err(_) => {
+                let cache = waiting_for.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                cache_error = Some(RunError::CacheSyncTimeout {
+                    cache,
+                    seconds: args.cache_sync_timeout,
+                });
                 false
             }
         },
@@ -472,6 +542,7 @@ pub async fn run_with(
         },
     );
     let _ = shutdown_tx.send(true);
+    let _ = election_stop_tx.send(true);
     if let Some(e) = election {
         let _ = e.await;
     }

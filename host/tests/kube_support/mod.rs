@@ -47,7 +47,7 @@ impl Call {
 pub struct ServerState {
     /// Files of each PackageRevisionResources, by name.
     pub files: BTreeMap<String, BTreeMap<String, String>>,
-    /// Requests (`METHOD path`) answered with 500.
+    /// Requests (`METHOD path`) answered with 500 (a LIST with 403).
     pub fail: BTreeSet<String>,
     /// Every request, in order (cleared by [`clear`]).
     pub calls: Vec<Call>,
@@ -60,6 +60,8 @@ pub struct ServerState {
     /// LIST requests of these resources (plural) are answered only after
     /// the delay, as a slow API server would (other requests go on).
     pub list_delays: BTreeMap<String, std::time::Duration>,
+    /// Requests (`METHOD path`) answered only after the delay.
+    pub call_delays: BTreeMap<String, std::time::Duration>,
     counter: u64,
 }
 
@@ -100,6 +102,12 @@ fn answer(state: &Shared, call: &Call) -> Option<(StatusCode, Value)> {
             let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
             s.calls.push(call.clone());
             s.history.push(call.clone());
+            if s.fail.contains(&call.line()) {
+                return Some((
+                    StatusCode::FORBIDDEN,
+                    status(403, "Forbidden", "injected failure"),
+                ));
+            }
             let items = s.lists.get(&plural).cloned().unwrap_or_default();
             return Some((
                 StatusCode::OK,
@@ -189,8 +197,12 @@ fn answer_object(state: &Shared, call: &Call) -> (StatusCode, Value) {
     }
 }
 
-/// The delay set for a LIST request's resource, if any.
-fn list_delay(state: &Shared, call: &Call) -> Option<std::time::Duration> {
+/// The delay set for a request, or for a LIST request's resource, if any.
+fn delay_of(state: &Shared, call: &Call) -> Option<std::time::Duration> {
+    let s = state.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(delay) = s.call_delays.get(&call.line()) {
+        return Some(*delay);
+    }
     if call.method != "GET" || call.uri.contains("watch=true") {
         return None;
     }
@@ -200,7 +212,6 @@ fn list_delay(state: &Shared, call: &Call) -> Option<std::time::Duration> {
         .rsplit('/')
         .next()
         .unwrap_or_default();
-    let s = state.lock().unwrap_or_else(|e| e.into_inner());
     s.list_delays.get(plural).copied()
 }
 
@@ -220,7 +231,7 @@ pub fn fake_client(state: Shared) -> Client {
                 .unwrap_or_default();
             let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
             let call = Call { method, uri, body };
-            let delay = list_delay(&state, &call);
+            let delay = delay_of(&state, &call);
             match answer(&state, &call) {
                 Some((code, value)) => match delay {
                     Some(delay) => {
