@@ -656,6 +656,38 @@ async fn set_creates_updates_and_deletes_children() {
     assert_eq!(condition(&calls[3].body["status"], "Ready").0, "True");
 }
 
+/// A child that cannot be written is reported in the set's status, and the
+/// reconcile fails so that the controller tries again with backoff (a
+/// transient API error does not leave the set stalled until something else
+/// changes).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_child_write_is_reported_and_retried() {
+    let mut c = Cluster::new();
+    c.server
+        .lock()
+        .unwrap()
+        .fail
+        .insert(format!("POST {PV_PATH}"));
+    let pvs = set(json!([{"repositories": [{"name": "edge-1"}]}]));
+    let e = c.reconcile_set(&pvs).await.expect_err("the write fails");
+    assert!(format!("{e}").contains("fleet"), "{e}");
+    let calls = c.take();
+    assert_eq!(
+        calls.iter().map(Call::line).collect::<Vec<_>>(),
+        vec![
+            format!("POST {PV_PATH}"),
+            format!("PATCH {PVS_PATH}/fleet/status")
+        ]
+    );
+    let (s, reason, message) = condition(&calls[1].body["status"], "Stalled");
+    assert_eq!((s.as_str(), reason.as_str()), ("True", "UnexpectedError"));
+    assert!(message.contains("injected failure"), "{message}");
+    // Once the API answers again, the retry creates the child.
+    c.server.lock().unwrap().fail.clear();
+    c.reconcile_set(&pvs).await.expect("reconcile");
+    assert_eq!(c.take()[0].line(), format!("POST {PV_PATH}"));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn revision_events_map_to_owner_and_to_variants_of_the_package() {
     let mut c = Cluster::new();

@@ -50,6 +50,10 @@ pub fn reconcile(
         objects: &objects,
         existing: &existing,
     })?;
+    // A failed write is reported in the status, then returned, so that the
+    // set is tried again (with backoff) rather than left until something
+    // else changes.
+    let mut write_error = None;
     let conditions = match rendered {
         Err(failure) => failure.conditions,
         Ok(plan) => {
@@ -87,7 +91,11 @@ pub fn reconcile(
             match write() {
                 Ok(()) => plan.conditions,
                 Err(e) if e.is_fatal() => return Err(e),
-                Err(e) => status::write_failed(&e.to_string()),
+                Err(e) => {
+                    let conditions = status::write_failed(&e.to_string());
+                    write_error = Some(e);
+                    conditions
+                }
             }
         }
     };
@@ -106,5 +114,8 @@ pub fn reconcile(
             .unwrap_or_default();
         events.push(Event::new(subject(pvs), "status updated", ready));
     }
-    Ok(())
+    match write_error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }
