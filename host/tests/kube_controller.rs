@@ -428,6 +428,31 @@ fn deleting(pv: &PackageVariant, policy: &str) -> PackageVariant {
     pv
 }
 
+/// The draft a reconcile created is seen by the next reconcile even before
+/// the watch has brought it into the cache (the variant's own status write
+/// triggers that reconcile at once): no second draft is created.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_draft_not_yet_in_the_cache_is_not_created_again() {
+    let mut c = Cluster::new();
+    let pv = variant("pv1", "east", json!({}));
+    c.reconcile(&pv).await.expect("reconcile");
+    let first = c.take();
+    assert_eq!(
+        first.iter().filter(|c| c.method == "POST").count(),
+        1,
+        "{first:#?}"
+    );
+    let mut stored = pv.clone();
+    stored.status = serde_json::from_value(applied_status(&first)).expect("status");
+    c.reconcile(&stored).await.expect("reconcile");
+    let second = c.take();
+    assert!(
+        second.iter().all(|c| c.method != "POST"),
+        "{:#?}",
+        second.iter().map(Call::line).collect::<Vec<_>>()
+    );
+}
+
 /// A variant with a published revision 1 and a draft (an edit), both owned.
 async fn variant_with_two_revisions(c: &mut Cluster) -> (PackageVariant, String, String) {
     let (draft, stored) = create_variant(c, "east").await;

@@ -20,6 +20,7 @@ use tokio::sync::watch;
 use super::api::{KubeResource, PackageRevision, PackageVariant, PackageVariantSet};
 use super::cache::Caches;
 use super::metrics::{ErrorLabels, Metrics};
+use super::recent::RecentWrites;
 use super::store::KubeStore;
 use crate::engine_api::Core;
 use crate::reconcile::{package_variant, package_variant_set, Ctx, Event, ReconcileError};
@@ -99,6 +100,9 @@ pub struct Context {
     pub metrics: Arc<Metrics>,
     /// Whether this replica holds the Lease (always true without election).
     pub leader: watch::Receiver<bool>,
+    /// Revisions written that the cache may not show yet, read over it by
+    /// every reconcile.
+    pub recent: RecentWrites,
     failures: Mutex<HashMap<(String, String), u32>>,
 }
 
@@ -117,6 +121,7 @@ impl Context {
             core,
             metrics,
             leader,
+            recent: RecentWrites::default(),
             failures: Mutex::default(),
         }
     }
@@ -187,8 +192,9 @@ where
 {
     let handle = Handle::current();
     let (client, caches, core) = (ctx.client.clone(), ctx.caches.clone(), ctx.core.clone());
+    let recent = ctx.recent.clone();
     let (result, events) = tokio::task::spawn_blocking(move || {
-        let store = KubeStore::new(client, caches, handle);
+        let store = KubeStore::sharing(client, caches, handle, recent);
         let rctx = Ctx {
             revisions: &store,
             objects: &store,

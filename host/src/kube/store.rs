@@ -3,8 +3,9 @@
 //!
 //! The reconcilers are synchronous; a [`KubeStore`] lives for one
 //! reconcile on a blocking thread and runs each API call with
-//! [`Handle::block_on`]. It remembers what it wrote, so a reconcile reads
-//! its own writes before the watch delivers them.
+//! [`Handle::block_on`]. Revisions written are read over the cache until
+//! the watch delivers them ([`RecentWrites`], shared by the reconciles of
+//! a controller), so no reconcile misses a draft that was just created.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -22,6 +23,7 @@ use super::api::{
     KubeResource, PackageRevision, PackageRevisionResources, PackageVariant, PackageVariantSet,
 };
 use super::cache::Caches;
+use super::recent::{Recent, RecentWrites};
 use super::FIELD_MANAGER;
 use crate::store::{
     revision_name, Files, NewRevision, ObjectStore, PackageRevisionStore, PrFilter, StoreError,
@@ -33,8 +35,8 @@ pub struct KubeStore {
     client: Client,
     caches: Caches,
     handle: Handle,
-    /// Revisions written by this reconcile (`None`: deleted).
-    written: Mutex<HashMap<(String, String), Option<PackageRevision>>>,
+    /// Revisions written that the cache may not show yet.
+    written: RecentWrites,
     /// Render results Porch returned for the resources written.
     rendered: Mutex<HashMap<(String, String), RenderStatus>>,
 }
@@ -93,13 +95,20 @@ fn from_core<K: KubeResource>(core: &K::Core) -> StoreResult<K> {
 
 impl KubeStore {
     /// A store over `caches`, writing with `client`; API calls run on
-    /// `handle` (call the store from a blocking thread only).
+    /// `handle` (call the store from a blocking thread only). Its writes
+    /// are read over the cache by this store only.
     pub fn new(client: Client, caches: Caches, handle: Handle) -> Self {
+        KubeStore::sharing(client, caches, handle, RecentWrites::default())
+    }
+
+    /// [`KubeStore::new`], reading and recording writes in `written`
+    /// (shared with the other reconciles of the controller).
+    pub fn sharing(client: Client, caches: Caches, handle: Handle, written: RecentWrites) -> Self {
         KubeStore {
             client,
             caches,
             handle,
-            written: Mutex::default(),
+            written,
             rendered: Mutex::default(),
         }
     }
@@ -111,27 +120,31 @@ impl KubeStore {
         Api::namespaced(self.client.clone(), ns)
     }
 
-    fn written(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<(String, String), Option<PackageRevision>>> {
-        self.written.lock().unwrap_or_else(|e| e.into_inner())
+    /// The cache's resourceVersion of a revision (`None`: not cached).
+    fn cached_version(&self, ns: &str, name: &str) -> Option<String> {
+        self.caches
+            .revision(ns, name)
+            .and_then(|pr| pr.resource_version())
     }
 
     fn remember(&self, pr: &PackageRevision) {
-        let key = (pr.namespace().unwrap_or_default(), pr.name_any());
-        self.written().insert(key, Some(pr.clone()));
+        let (ns, name) = (pr.namespace().unwrap_or_default(), pr.name_any());
+        let cached = self.cached_version(&ns, &name);
+        self.written.record(&ns, &name, Some(pr), cached.as_deref());
     }
 
-    /// The current object of a revision: this reconcile's write, else the
-    /// cache.
+    /// The current object of a revision: a write the cache has not seen
+    /// yet, else the cache.
     fn current(&self, ns: &str, name: &str) -> StoreResult<PackageRevision> {
-        if let Some(w) = self.written().get(&(ns.to_string(), name.to_string())) {
-            return w.clone().ok_or_else(|| not_found(ns, name));
+        let cached = self.caches.revision(ns, name);
+        let version = cached.as_ref().and_then(|pr| pr.resource_version());
+        match self.written.lookup(ns, name, version.as_deref()) {
+            Recent::Written(pr) => Ok(*pr),
+            Recent::Deleted => Err(not_found(ns, name)),
+            Recent::Cache => cached
+                .map(|pr| (*pr).clone())
+                .ok_or_else(|| not_found(ns, name)),
         }
-        self.caches
-            .revision(ns, name)
-            .map(|pr| (*pr).clone())
-            .ok_or_else(|| not_found(ns, name))
     }
 
     fn replace_revision(&self, pr: &PackageRevision, what: &str) -> StoreResult<PackageRevision> {
@@ -239,9 +252,9 @@ impl PackageRevisionStore for KubeStore {
                 .map(|pr| pr.name_any())
                 .collect(),
         };
-        for ((ns, name), _) in self.written().iter() {
-            if ns == namespace && !names.contains(name) {
-                names.push(name.clone());
+        for name in self.written.names(namespace) {
+            if !names.contains(&name) {
+                names.push(name);
             }
         }
         names.sort();
@@ -350,8 +363,9 @@ impl PackageRevisionStore for KubeStore {
         self.handle
             .block_on(api.delete(name, &DeleteParams::default()))
             .map_err(|e| api_error("PackageRevision", namespace, name, "delete", e))?;
-        self.written()
-            .insert((namespace.to_string(), name.to_string()), None);
+        let cached = self.cached_version(namespace, name);
+        self.written
+            .record(namespace, name, None, cached.as_deref());
         Ok(())
     }
 }

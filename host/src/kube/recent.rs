@@ -1,0 +1,208 @@
+//! The PackageRevisions this controller wrote that its cache has not seen
+//! yet (controller-runtime's "expectations").
+//!
+//! A reconcile reads revisions from the reflector cache, which lags behind
+//! the API server. Right after a reconcile has created a draft, the next
+//! one (triggered by the variant's own status write, say) would not find
+//! the draft in the cache and create another. Every write is recorded here
+//! and read over the cache until the cache has caught up: an entry holds
+//! while the cache still shows the object as it was before the writes (or
+//! at an earlier one of them), and is dropped as soon as the cache shows
+//! anything else, or after [`RecentWrites::TTL`].
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use kube::ResourceExt;
+
+use super::api::PackageRevision;
+
+/// `(namespace, name)`.
+type Key = (String, String);
+
+/// One revision's writes the cache may not have seen.
+#[derive(Debug, Clone)]
+struct Written {
+    /// The object as last written (`None`: deleted).
+    object: Option<PackageRevision>,
+    /// The cache's resourceVersion before the first of these writes
+    /// (`None`: not in the cache).
+    before: Option<String>,
+    /// The resourceVersions the writes returned, in order.
+    versions: Vec<String>,
+    /// When the last write was recorded.
+    at: Instant,
+}
+
+impl Written {
+    /// Whether the entry is still newer than what the cache shows
+    /// (`cached`: the cache's resourceVersion, `None` when it has none).
+    fn ahead_of(&self, cached: Option<&str>) -> bool {
+        if self.at.elapsed() > RecentWrites::TTL {
+            return false;
+        }
+        if cached == self.before.as_deref() {
+            return true;
+        }
+        let Some(rv) = cached else {
+            // The cache dropped the object: it has seen a deletion.
+            return false;
+        };
+        // The cache shows one of the writes; it is behind unless it is the
+        // last one (a deletion has no version of its own, so every write
+        // before it is behind).
+        let earlier = match self.object {
+            Some(_) => self.versions.len().saturating_sub(1),
+            None => self.versions.len(),
+        };
+        self.versions[..earlier].iter().any(|v| v == rv)
+    }
+}
+
+/// What a lookup found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Recent {
+    /// No write newer than the cache: read the cache.
+    Cache,
+    /// The revision as last written.
+    Written(Box<PackageRevision>),
+    /// The revision was deleted.
+    Deleted,
+}
+
+/// The recent writes of PackageRevisions, shared by every reconcile of a
+/// controller (clones share the same entries).
+#[derive(Debug, Clone, Default)]
+pub struct RecentWrites {
+    entries: Arc<Mutex<HashMap<Key, Written>>>,
+}
+
+impl RecentWrites {
+    /// How long a write is read over the cache at most (a watch that lost
+    /// an event relists long before).
+    pub const TTL: Duration = Duration::from_secs(120);
+
+    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Written>> {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records a write of `ns/name` (`object` `None`: a deletion), with the
+    /// cache's resourceVersion of it at the time (`cached`).
+    pub fn record(
+        &self,
+        ns: &str,
+        name: &str,
+        object: Option<&PackageRevision>,
+        cached: Option<&str>,
+    ) {
+        let mut entries = self.entries();
+        entries.retain(|_, w| w.at.elapsed() <= Self::TTL);
+        let key = (ns.to_string(), name.to_string());
+        if entries.get(&key).is_some_and(|w| !w.ahead_of(cached)) {
+            entries.remove(&key);
+        }
+        let entry = entries.entry(key).or_insert_with(|| Written {
+            object: None,
+            before: cached.map(str::to_string),
+            versions: Vec::new(),
+            at: Instant::now(),
+        });
+        entry.object = object.cloned();
+        if let Some(rv) = object.and_then(|o| o.resource_version()) {
+            entry.versions.push(rv);
+        }
+        entry.at = Instant::now();
+    }
+
+    /// What to read for `ns/name`, whose cached resourceVersion is
+    /// `cached`; an entry the cache has caught up with is dropped.
+    pub fn lookup(&self, ns: &str, name: &str, cached: Option<&str>) -> Recent {
+        let mut entries = self.entries();
+        let key = (ns.to_string(), name.to_string());
+        let Some(w) = entries.get(&key) else {
+            return Recent::Cache;
+        };
+        if !w.ahead_of(cached) {
+            entries.remove(&key);
+            return Recent::Cache;
+        }
+        match &w.object {
+            Some(pr) => Recent::Written(Box::new(pr.clone())),
+            None => Recent::Deleted,
+        }
+    }
+
+    /// The names of `ns` with a recorded write (candidates for a list; each
+    /// still goes through [`RecentWrites::lookup`]).
+    pub fn names(&self, ns: &str) -> Vec<String> {
+        self.entries()
+            .keys()
+            .filter(|(n, _)| n == ns)
+            .map(|(_, name)| name.clone())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pr(rv: &str) -> PackageRevision {
+        let mut pr: PackageRevision = serde_json::from_value(serde_json::json!({
+            "apiVersion": "porch.kpt.dev/v1alpha1", "kind": "PackageRevision",
+            "metadata": {"name": "r.p.ws", "namespace": "ns"},
+            "spec": {"packageName": "p", "repository": "r", "workspaceName": "ws"}
+        }))
+        .expect("revision");
+        pr.metadata.resource_version = Some(rv.to_string());
+        pr
+    }
+
+    fn written(recent: &RecentWrites, cached: Option<&str>) -> Option<String> {
+        match recent.lookup("ns", "r.p.ws", cached) {
+            Recent::Cache => None,
+            Recent::Written(pr) => pr.resource_version(),
+            Recent::Deleted => Some("deleted".into()),
+        }
+    }
+
+    #[test]
+    fn a_create_is_read_until_the_cache_has_the_object() {
+        let recent = RecentWrites::default();
+        recent.record("ns", "r.p.ws", Some(&pr("5")), None);
+        assert_eq!(recent.names("ns"), vec!["r.p.ws"]);
+        assert!(recent.names("other").is_empty());
+        assert_eq!(written(&recent, None), Some("5".into()));
+        // The watch delivered it: the cache is read from now on.
+        assert_eq!(written(&recent, Some("5")), None);
+        assert_eq!(written(&recent, None), None);
+    }
+
+    #[test]
+    fn updates_are_read_until_the_cache_shows_the_last_or_a_newer_version() {
+        let recent = RecentWrites::default();
+        recent.record("ns", "r.p.ws", Some(&pr("6")), Some("5"));
+        recent.record("ns", "r.p.ws", Some(&pr("7")), Some("5"));
+        assert_eq!(written(&recent, Some("5")), Some("7".into()));
+        assert_eq!(written(&recent, Some("6")), Some("7".into()));
+        assert_eq!(written(&recent, Some("7")), None);
+        // Someone else's later write wins too.
+        recent.record("ns", "r.p.ws", Some(&pr("8")), Some("7"));
+        assert_eq!(written(&recent, Some("9")), None);
+    }
+
+    #[test]
+    fn a_deletion_is_read_until_the_cache_drops_the_object() {
+        let recent = RecentWrites::default();
+        recent.record("ns", "r.p.ws", None, Some("5"));
+        assert_eq!(written(&recent, Some("5")), Some("deleted".into()));
+        assert_eq!(written(&recent, None), None);
+        // Created and deleted before the cache saw either: the create's
+        // event may come first, and the object stays deleted.
+        recent.record("ns", "r.p.ws", Some(&pr("6")), None);
+        recent.record("ns", "r.p.ws", None, None);
+        assert_eq!(written(&recent, None), Some("deleted".into()));
+        assert_eq!(written(&recent, Some("6")), Some("deleted".into()));
+    }
+}
