@@ -73,16 +73,21 @@ fn one_variant(slow: &[&str], delay: Duration) -> Shared {
 /// Runs the controller against `server` until the PackageVariant's status
 /// is written, stops it, and returns every request it made.
 async fn run_until_status(server: &Shared) -> Vec<Call> {
+    run_until(server, args(), &format!("PATCH {PV_PATH}/pv1/status")).await
+}
+
+/// Runs the controller with `args` until it has sent the request `line`
+/// (`METHOD path`), stops it, and returns every request it made.
+async fn run_until(server: &Shared, args: ControllerArgs, line: &str) -> Vec<Call> {
     let client = fake_client(server.clone());
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let controller = tokio::spawn(run_with(client, args(), async move {
+    let controller = tokio::spawn(run_with(client, args, async move {
         let _ = stop_rx.await;
     }));
-    let status = format!("PATCH {PV_PATH}/pv1/status");
     let mut waited = Duration::ZERO;
-    while !lines(server).contains(&status) && waited < Duration::from_secs(20) {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        waited += Duration::from_millis(50);
+    while !lines(server).iter().any(|l| l == line) && waited < Duration::from_secs(20) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        waited += Duration::from_millis(20);
     }
     let _ = stop_tx.send(());
     let result = tokio::time::timeout(Duration::from_secs(20), controller)
@@ -176,6 +181,16 @@ async fn a_watch_kind_that_cannot_be_listed_stops_the_run() {
         .insert("GET /apis/example.com/v1/teams".into());
     let mut args = args();
     args.watch_kinds.push("example.com/v1/Team".into());
+    let e = run_fails(&server, args).await;
+    assert!(
+        e.starts_with("example.com/v1/Team (--watch-kinds) is not queryable"),
+        "{e}"
+    );
+}
+
+/// Runs the controller without a shutdown signal until it stops on its
+/// own, and returns its error; nothing may have been written.
+async fn run_fails(server: &Shared, args: ControllerArgs) -> String {
     let run = run_with(
         fake_client(server.clone()),
         args,
@@ -184,12 +199,10 @@ async fn a_watch_kind_that_cannot_be_listed_stops_the_run() {
     let result = tokio::time::timeout(Duration::from_secs(20), run)
         .await
         .expect("the run ends without a shutdown signal");
-    let e = result.expect_err("Team cannot be listed").to_string();
-    assert!(
-        e.starts_with("example.com/v1/Team (--watch-kinds) is not queryable"),
-        "{e}"
-    );
-    assert!(writes(&calls(&server)).is_empty());
+    let e = result.expect_err("the run fails").to_string();
+    let written = writes(&calls(server));
+    assert!(written.is_empty(), "{e}: wrote {written:?}");
+    e
 }
 
 /// A cache that does not sync in time ends the run with an error naming
@@ -199,20 +212,11 @@ async fn a_cache_that_does_not_sync_in_time_stops_the_run() {
     let server = one_variant(&["configmaps"], Duration::from_secs(3));
     let mut args = args();
     args.cache_sync_timeout = 1;
-    let run = run_with(
-        fake_client(server.clone()),
-        args,
-        std::future::pending::<()>(),
-    );
-    let result = tokio::time::timeout(Duration::from_secs(20), run)
-        .await
-        .expect("the run ends without a shutdown signal");
-    let e = result.expect_err("the ConfigMap cache is late").to_string();
+    let e = run_fails(&server, args).await;
     assert!(
         e.starts_with("the v1/ConfigMap cache did not sync within 1 s"),
         "{e}"
     );
-    assert!(writes(&calls(&server)).is_empty());
 }
 
 /// With leader election, the Lease is released only after the reconcile in
@@ -229,26 +233,12 @@ async fn the_lease_is_released_after_the_last_write() {
         .insert(prr_put.clone(), Duration::from_millis(800));
     let mut args = args();
     args.leader_elect = true;
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let controller = tokio::spawn(run_with(fake_client(server.clone()), args, async move {
-        let _ = stop_rx.await;
-    }));
     // Shut down while the resources write is in flight.
-    let mut waited = Duration::ZERO;
-    while !lines(&server).contains(&prr_put) && waited < Duration::from_secs(20) {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        waited += Duration::from_millis(20);
-    }
-    let _ = stop_tx.send(());
-    let result = tokio::time::timeout(Duration::from_secs(20), controller)
-        .await
-        .expect("controller stops on its shutdown signal")
-        .expect("join");
-    assert!(result.is_ok(), "{result:?}");
+    let calls = run_until(&server, args, &prr_put).await;
     // The release reads the Lease first (the fake server keeps no Lease,
     // so it ends there); renewals come every 5 s, so within the test the
     // last Lease request is the release's.
-    let lines: Vec<String> = calls(&server).iter().map(Call::line).collect();
+    let lines: Vec<String> = calls.iter().map(Call::line).collect();
     let status = format!("PATCH {PV_PATH}/pv1/status");
     let status_at = lines.iter().position(|w| *w == status);
     let release_at = lines
