@@ -681,6 +681,21 @@ async fn set_creates_updates_and_deletes_children() {
     assert_eq!(condition(&calls[3].body["status"], "Ready").0, "True");
 }
 
+/// A child the set created is seen by the set's next reconcile (which its
+/// own status write triggers at once) before the watch brings it into the
+/// cache: it is not created again, and the set stays Ready.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_not_yet_in_the_cache_is_not_created_again() {
+    let mut c = Cluster::new();
+    let pvs = set(json!([{"repositories": [{"name": "edge-1"}]}]));
+    c.reconcile_set(&pvs).await.expect("reconcile");
+    let first = c.take();
+    assert_eq!(first[0].line(), format!("POST {PV_PATH}"));
+    c.reconcile_set(&pvs).await.expect("reconcile");
+    let second: Vec<String> = c.take().iter().map(Call::line).collect();
+    assert!(second.iter().all(|l| !l.starts_with("POST")), "{second:#?}");
+}
+
 /// A child that cannot be written is reported in the set's status, and the
 /// reconcile fails so that the controller tries again with backoff (a
 /// transient API error does not leave the set stalled until something else

@@ -20,7 +20,7 @@ use tokio::sync::watch;
 use super::api::{KubeResource, PackageRevision, PackageVariant, PackageVariantSet};
 use super::cache::Caches;
 use super::metrics::{ErrorLabels, Metrics};
-use super::recent::RecentWrites;
+use super::recent::Expectations;
 use super::store::KubeStore;
 use crate::engine_api::Core;
 use crate::reconcile::{package_variant, package_variant_set, Ctx, Event, ReconcileError};
@@ -100,9 +100,9 @@ pub struct Context {
     pub metrics: Arc<Metrics>,
     /// Whether this replica holds the Lease (always true without election).
     pub leader: watch::Receiver<bool>,
-    /// Revisions written that the cache may not show yet, read over it by
-    /// every reconcile.
-    pub recent: RecentWrites,
+    /// Objects written that the caches may not show yet, read over them
+    /// by every reconcile.
+    pub recent: Expectations,
     failures: Mutex<HashMap<(String, String), u32>>,
 }
 
@@ -121,7 +121,7 @@ impl Context {
             core,
             metrics,
             leader,
-            recent: RecentWrites::default(),
+            recent: Expectations::default(),
             failures: Mutex::default(),
         }
     }

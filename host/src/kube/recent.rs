@@ -1,10 +1,12 @@
-//! The PackageRevisions this controller wrote that its cache has not seen
-//! yet (controller-runtime's "expectations").
+//! The objects this controller wrote that its caches have not seen yet
+//! (controller-runtime's "expectations"): PackageRevisions and
+//! PackageVariants.
 //!
-//! A reconcile reads revisions from the reflector cache, which lags behind
-//! the API server. Right after a reconcile has created a draft, the next
-//! one (triggered by the variant's own status write, say) would not find
-//! the draft in the cache and create another. Every write is recorded here
+//! A reconcile reads from the reflector caches, which lag behind the API
+//! server. Right after a reconcile has created a draft, the next one
+//! (triggered by the variant's own status write, say) would not find the
+//! draft in the cache and create another; a set would create a child
+//! variant again. Every write is recorded here
 //! and read over the cache until the cache has caught up: an entry holds
 //! while the cache still shows the object as it was before the writes (or
 //! at an earlier one of them), and is dropped as soon as the cache shows
@@ -16,16 +18,16 @@ use std::time::{Duration, Instant};
 
 use kube::ResourceExt;
 
-use super::api::PackageRevision;
+use super::api::{PackageRevision, PackageVariant};
 
 /// `(namespace, name)`.
 type Key = (String, String);
 
-/// One revision's writes the cache may not have seen.
+/// One object's writes the cache may not have seen.
 #[derive(Debug, Clone)]
-struct Written {
+struct Written<K> {
     /// The object as last written (`None`: deleted).
-    object: Option<PackageRevision>,
+    object: Option<K>,
     /// The cache's resourceVersion before the first of these writes
     /// (`None`: not in the cache).
     before: Option<String>,
@@ -35,11 +37,11 @@ struct Written {
     at: Instant,
 }
 
-impl Written {
+impl<K> Written<K> {
     /// Whether the entry is still newer than what the cache shows
     /// (`cached`: the cache's resourceVersion, `None` when it has none).
     fn ahead_of(&self, cached: Option<&str>) -> bool {
-        if self.at.elapsed() > RecentWrites::TTL {
+        if self.at.elapsed() > TTL {
             return false;
         }
         if cached == self.before.as_deref() {
@@ -60,44 +62,63 @@ impl Written {
     }
 }
 
+/// How long a write is read over the cache at most (a watch that lost an
+/// event relists long before).
+pub const TTL: Duration = Duration::from_secs(120);
+
 /// What a lookup found.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Recent {
+pub enum Recent<K> {
     /// No write newer than the cache: read the cache.
     Cache,
-    /// The revision as last written.
-    Written(Box<PackageRevision>),
-    /// The revision was deleted.
+    /// The object as last written.
+    Written(Box<K>),
+    /// The object was deleted.
     Deleted,
 }
 
-/// The recent writes of PackageRevisions, shared by every reconcile of a
-/// controller (clones share the same entries).
-#[derive(Debug, Clone, Default)]
-pub struct RecentWrites {
-    entries: Arc<Mutex<HashMap<Key, Written>>>,
+/// The recent writes of one kind, shared by every reconcile of a controller
+/// (clones share the same entries).
+#[derive(Debug)]
+pub struct RecentWrites<K> {
+    entries: Arc<Mutex<HashMap<Key, Written<K>>>>,
 }
 
-impl RecentWrites {
-    /// How long a write is read over the cache at most (a watch that lost
-    /// an event relists long before).
-    pub const TTL: Duration = Duration::from_secs(120);
+impl<K> Clone for RecentWrites<K> {
+    fn clone(&self) -> Self {
+        RecentWrites {
+            entries: self.entries.clone(),
+        }
+    }
+}
 
-    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Written>> {
+impl<K> Default for RecentWrites<K> {
+    fn default() -> Self {
+        RecentWrites {
+            entries: Arc::default(),
+        }
+    }
+}
+
+/// The recent writes a controller reads over its caches.
+#[derive(Debug, Clone, Default)]
+pub struct Expectations {
+    /// PackageRevisions (drafts created, lifecycles and owners changed).
+    pub revisions: RecentWrites<PackageRevision>,
+    /// PackageVariants (a set's children, finalizers).
+    pub variants: RecentWrites<PackageVariant>,
+}
+
+impl<K: kube::Resource + Clone> RecentWrites<K> {
+    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Written<K>>> {
         self.entries.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Records a write of `ns/name` (`object` `None`: a deletion), with the
     /// cache's resourceVersion of it at the time (`cached`).
-    pub fn record(
-        &self,
-        ns: &str,
-        name: &str,
-        object: Option<&PackageRevision>,
-        cached: Option<&str>,
-    ) {
+    pub fn record(&self, ns: &str, name: &str, object: Option<&K>, cached: Option<&str>) {
         let mut entries = self.entries();
-        entries.retain(|_, w| w.at.elapsed() <= Self::TTL);
+        entries.retain(|_, w| w.at.elapsed() <= TTL);
         let key = (ns.to_string(), name.to_string());
         if entries.get(&key).is_some_and(|w| !w.ahead_of(cached)) {
             entries.remove(&key);
@@ -117,7 +138,7 @@ impl RecentWrites {
 
     /// What to read for `ns/name`, whose cached resourceVersion is
     /// `cached`; an entry the cache has caught up with is dropped.
-    pub fn lookup(&self, ns: &str, name: &str, cached: Option<&str>) -> Recent {
+    pub fn lookup(&self, ns: &str, name: &str, cached: Option<&str>) -> Recent<K> {
         let mut entries = self.entries();
         let key = (ns.to_string(), name.to_string());
         let Some(w) = entries.get(&key) else {
@@ -128,7 +149,7 @@ impl RecentWrites {
             return Recent::Cache;
         }
         match &w.object {
-            Some(pr) => Recent::Written(Box::new(pr.clone())),
+            Some(object) => Recent::Written(Box::new(object.clone())),
             None => Recent::Deleted,
         }
     }
@@ -141,6 +162,11 @@ impl RecentWrites {
             .filter(|(n, _)| n == ns)
             .map(|(_, name)| name.clone())
             .collect()
+    }
+
+    /// Every `(namespace, name)` with a recorded write.
+    pub fn keys(&self) -> Vec<(String, String)> {
+        self.entries().keys().cloned().collect()
     }
 }
 
@@ -159,7 +185,7 @@ mod tests {
         pr
     }
 
-    fn written(recent: &RecentWrites, cached: Option<&str>) -> Option<String> {
+    fn written(recent: &RecentWrites<PackageRevision>, cached: Option<&str>) -> Option<String> {
         match recent.lookup("ns", "r.p.ws", cached) {
             Recent::Cache => None,
             Recent::Written(pr) => pr.resource_version(),
@@ -169,7 +195,7 @@ mod tests {
 
     #[test]
     fn a_create_is_read_until_the_cache_has_the_object() {
-        let recent = RecentWrites::default();
+        let recent = RecentWrites::<PackageRevision>::default();
         recent.record("ns", "r.p.ws", Some(&pr("5")), None);
         assert_eq!(recent.names("ns"), vec!["r.p.ws"]);
         assert!(recent.names("other").is_empty());
@@ -181,7 +207,7 @@ mod tests {
 
     #[test]
     fn updates_are_read_until_the_cache_shows_the_last_or_a_newer_version() {
-        let recent = RecentWrites::default();
+        let recent = RecentWrites::<PackageRevision>::default();
         recent.record("ns", "r.p.ws", Some(&pr("6")), Some("5"));
         recent.record("ns", "r.p.ws", Some(&pr("7")), Some("5"));
         assert_eq!(written(&recent, Some("5")), Some("7".into()));
@@ -194,7 +220,7 @@ mod tests {
 
     #[test]
     fn a_deletion_is_read_until_the_cache_drops_the_object() {
-        let recent = RecentWrites::default();
+        let recent = RecentWrites::<PackageRevision>::default();
         recent.record("ns", "r.p.ws", None, Some("5"));
         assert_eq!(written(&recent, Some("5")), Some("deleted".into()));
         assert_eq!(written(&recent, None), None);

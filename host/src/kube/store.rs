@@ -8,9 +8,10 @@
 //! a controller), so no reconcile misses a draft that was just created.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::runtime::reflector::ObjectRef;
 use kube::{Client, ResourceExt};
 use pv_core::api::package_revision::{Lifecycle, RenderStatus};
 use pv_core::api::{ObjectMeta as CoreMeta, PackageRevisionResources as CorePrr};
@@ -23,7 +24,7 @@ use super::api::{
     KubeResource, PackageRevision, PackageRevisionResources, PackageVariant, PackageVariantSet,
 };
 use super::cache::Caches;
-use super::recent::{Recent, RecentWrites};
+use super::recent::{Expectations, Recent};
 use super::FIELD_MANAGER;
 use crate::store::{
     revision_name, Files, NewRevision, ObjectStore, PackageRevisionStore, PrFilter, StoreError,
@@ -35,8 +36,8 @@ pub struct KubeStore {
     client: Client,
     caches: Caches,
     handle: Handle,
-    /// Revisions written that the cache may not show yet.
-    written: RecentWrites,
+    /// Objects written that the caches may not show yet.
+    written: Expectations,
     /// Render results Porch returned for the resources written.
     rendered: Mutex<HashMap<(String, String), RenderStatus>>,
 }
@@ -98,12 +99,12 @@ impl KubeStore {
     /// `handle` (call the store from a blocking thread only). Its writes
     /// are read over the cache by this store only.
     pub fn new(client: Client, caches: Caches, handle: Handle) -> Self {
-        KubeStore::sharing(client, caches, handle, RecentWrites::default())
+        KubeStore::sharing(client, caches, handle, Expectations::default())
     }
 
     /// [`KubeStore::new`], reading and recording writes in `written`
     /// (shared with the other reconciles of the controller).
-    pub fn sharing(client: Client, caches: Caches, handle: Handle, written: RecentWrites) -> Self {
+    pub fn sharing(client: Client, caches: Caches, handle: Handle, written: Expectations) -> Self {
         KubeStore {
             client,
             caches,
@@ -130,7 +131,9 @@ impl KubeStore {
     fn remember(&self, pr: &PackageRevision) {
         let (ns, name) = (pr.namespace().unwrap_or_default(), pr.name_any());
         let cached = self.cached_version(&ns, &name);
-        self.written.record(&ns, &name, Some(pr), cached.as_deref());
+        self.written
+            .revisions
+            .record(&ns, &name, Some(pr), cached.as_deref());
     }
 
     /// The current object of a revision: a write the cache has not seen
@@ -138,12 +141,41 @@ impl KubeStore {
     fn current(&self, ns: &str, name: &str) -> StoreResult<PackageRevision> {
         let cached = self.caches.revision(ns, name);
         let version = cached.as_ref().and_then(|pr| pr.resource_version());
-        match self.written.lookup(ns, name, version.as_deref()) {
+        match self.written.revisions.lookup(ns, name, version.as_deref()) {
             Recent::Written(pr) => Ok(*pr),
             Recent::Deleted => Err(not_found(ns, name)),
             Recent::Cache => cached
                 .map(|pr| (*pr).clone())
                 .ok_or_else(|| not_found(ns, name)),
+        }
+    }
+
+    /// The cached PackageVariant `ns/name`.
+    fn cached_variant(&self, ns: &str, name: &str) -> Option<Arc<PackageVariant>> {
+        self.caches
+            .package_variants
+            .get(&ObjectRef::new(name).within(ns))
+    }
+
+    /// Records a write of a PackageVariant (`None`: deleted).
+    fn remember_variant(&self, ns: &str, name: &str, pv: Option<&PackageVariant>) {
+        let cached = self
+            .cached_variant(ns, name)
+            .and_then(|c| c.resource_version());
+        self.written
+            .variants
+            .record(ns, name, pv, cached.as_deref());
+    }
+
+    /// The current PackageVariant `ns/name`: a write the cache has not seen
+    /// yet, else the cache (`None`: none).
+    fn current_variant(&self, ns: &str, name: &str) -> Option<PackageVariant> {
+        let cached = self.cached_variant(ns, name);
+        let version = cached.as_ref().and_then(|pv| pv.resource_version());
+        match self.written.variants.lookup(ns, name, version.as_deref()) {
+            Recent::Written(pv) => Some(*pv),
+            Recent::Deleted => None,
+            Recent::Cache => cached.map(|pv| (*pv).clone()),
         }
     }
 
@@ -252,7 +284,7 @@ impl PackageRevisionStore for KubeStore {
                 .map(|pr| pr.name_any())
                 .collect(),
         };
-        for name in self.written.names(namespace) {
+        for name in self.written.revisions.names(namespace) {
             if !names.contains(&name) {
                 names.push(name);
             }
@@ -365,6 +397,7 @@ impl PackageRevisionStore for KubeStore {
             .map_err(|e| api_error("PackageRevision", namespace, name, "delete", e))?;
         let cached = self.cached_version(namespace, name);
         self.written
+            .revisions
             .record(namespace, name, None, cached.as_deref());
         Ok(())
     }
@@ -377,11 +410,21 @@ fn sorted<T>(mut v: Vec<(String, String, T)>) -> Vec<T> {
 
 impl ObjectStore for KubeStore {
     fn list_package_variants(&self, namespace: Option<&str>) -> StoreResult<Vec<CorePv>> {
+        let mut keys: std::collections::BTreeSet<(String, String)> = self
+            .caches
+            .package_variants
+            .state()
+            .iter()
+            .map(|pv| (pv.namespace().unwrap_or_default(), pv.name_any()))
+            .collect();
+        keys.extend(self.written.variants.keys());
         let mut out = Vec::new();
-        for pv in self.caches.package_variants.state() {
-            let ns = pv.namespace().unwrap_or_default();
-            if namespace.is_none_or(|n| n == ns) {
-                out.push((ns, pv.name_any(), to_core(pv.as_ref())?));
+        for (ns, name) in keys {
+            if namespace.is_some_and(|n| n != ns) {
+                continue;
+            }
+            if let Some(pv) = self.current_variant(&ns, &name) {
+                out.push((ns, name, to_core(&pv)?));
             }
         }
         Ok(sorted(out))
@@ -395,6 +438,7 @@ impl ObjectStore for KubeStore {
             .handle
             .block_on(api.create(&PostParams::default(), &obj))
             .map_err(|e| api_error("PackageVariant", &ns, &pv.metadata.name, "create", e))?;
+        self.remember_variant(&ns, &pv.metadata.name, Some(&out));
         to_core(&out)
     }
 
@@ -407,6 +451,7 @@ impl ObjectStore for KubeStore {
             .handle
             .block_on(api.replace(name, &PostParams::default(), &obj))
             .map_err(|e| api_error("PackageVariant", ns, name, "update", e))?;
+        self.remember_variant(ns, name, Some(&out));
         to_core(&out)
     }
 
@@ -425,6 +470,7 @@ impl ObjectStore for KubeStore {
         self.handle
             .block_on(api.delete(name, &DeleteParams::default()))
             .map_err(|e| api_error("PackageVariant", namespace, name, "delete", e))?;
+        self.remember_variant(namespace, name, None);
         Ok(())
     }
 
