@@ -453,6 +453,50 @@ async fn a_draft_not_yet_in_the_cache_is_not_created_again() {
     );
 }
 
+/// A reconcile that outlives this replica's leadership stops at its next
+/// write: nothing is written beside the new leader.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reconcile_stops_writing_when_leadership_is_lost() {
+    let mut c = Cluster::new();
+    let (leader_tx, leader_rx) = tokio::sync::watch::channel(true);
+    c.ctx = Arc::new(Context::new(
+        c.ctx.client.clone(),
+        c.ctx.caches.clone(),
+        Arc::new(porch_variants::engine_api::NativeCore),
+        Arc::new(porch_variants::kube::metrics::Metrics::default()),
+        leader_rx,
+    ));
+    let post = format!("POST {PR_PATH}");
+    c.server
+        .lock()
+        .unwrap()
+        .call_delays
+        .insert(post.clone(), std::time::Duration::from_millis(300));
+    let obj = put_variant(&mut c.writers, &variant("pv1", "east", json!({})));
+    let reconcile = tokio::spawn(controller::reconcile_package_variant(obj, c.ctx.clone()));
+    while !c.lines().contains(&post) {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    // The lease is lost while the draft is being created.
+    leader_tx.send_replace(false);
+    let e = reconcile
+        .await
+        .expect("join")
+        .expect_err("the next write is refused");
+    assert_eq!(e.metric_label(), "not_leader", "{e}");
+    let lines = c.lines();
+    let after: Vec<&String> = lines
+        .iter()
+        .skip_while(|l| **l != post)
+        .skip(1)
+        .filter(|l| !l.starts_with("GET "))
+        .collect();
+    assert!(
+        after.is_empty(),
+        "written after the lease was lost: {after:?}"
+    );
+}
+
 /// A variant with a published revision 1 and a draft (an edit), both owned.
 async fn variant_with_two_revisions(c: &mut Cluster) -> (PackageVariant, String, String) {
     let (draft, stored) = create_variant(c, "east").await;

@@ -78,6 +78,7 @@ impl Error {
                 ReconcileError::Store(StoreError::NotFound { .. }) => "not_found",
                 ReconcileError::Store(StoreError::Conflict(_)) => "conflict",
                 ReconcileError::Store(StoreError::Invalid(_)) => "invalid",
+                ReconcileError::Store(StoreError::NotLeader { .. }) => "not_leader",
                 ReconcileError::Store(_) => "api",
                 ReconcileError::Core(_) => "core",
                 ReconcileError::Refused(_) => "refused",
@@ -192,9 +193,9 @@ where
 {
     let handle = Handle::current();
     let (client, caches, core) = (ctx.client.clone(), ctx.caches.clone(), ctx.core.clone());
-    let recent = ctx.recent.clone();
+    let (recent, leader) = (ctx.recent.clone(), ctx.leader.clone());
     let (result, events) = tokio::task::spawn_blocking(move || {
-        let store = KubeStore::sharing(client, caches, handle, recent);
+        let store = KubeStore::sharing(client, caches, handle, recent).leading(leader);
         let rctx = Ctx {
             revisions: &store,
             objects: &store,

@@ -19,6 +19,7 @@ use pv_core::api::{PackageRevision as CorePr, PackageVariant as CorePv};
 use pv_core::variantset::{PackageVariantSet as CorePvs, Repository as CoreRepo};
 use serde_json::{json, Value};
 use tokio::runtime::Handle;
+use tokio::sync::watch;
 
 use super::api::{
     KubeResource, PackageRevision, PackageRevisionResources, PackageVariant, PackageVariantSet,
@@ -40,6 +41,8 @@ pub struct KubeStore {
     written: Expectations,
     /// Render results Porch returned for the resources written.
     rendered: Mutex<HashMap<(String, String), RenderStatus>>,
+    /// Whether this replica holds the leader Lease (`None`: always).
+    leader: Option<watch::Receiver<bool>>,
 }
 
 /// A [`StoreError`] from an API error.
@@ -111,6 +114,24 @@ impl KubeStore {
             handle,
             written,
             rendered: Mutex::default(),
+            leader: None,
+        }
+    }
+
+    /// The store, writing only while `leader` says this replica holds the
+    /// Lease: a reconcile that outlives the leadership stops at its next
+    /// write instead of writing beside the new leader.
+    #[must_use]
+    pub fn leading(mut self, leader: watch::Receiver<bool>) -> Self {
+        self.leader = Some(leader);
+        self
+    }
+
+    /// Fails when this replica no longer leads (`what`: the write).
+    fn may_write(&self, what: impl FnOnce() -> String) -> StoreResult<()> {
+        match &self.leader {
+            Some(leader) if !*leader.borrow() => Err(StoreError::NotLeader { what: what() }),
+            _ => Ok(()),
         }
     }
 
@@ -182,6 +203,7 @@ impl KubeStore {
     fn replace_revision(&self, pr: &PackageRevision, what: &str) -> StoreResult<PackageRevision> {
         let ns = pr.namespace().unwrap_or_default();
         let name = pr.name_any();
+        self.may_write(|| format!("{what} PackageRevision {ns}/{name}"))?;
         let api = self.api::<PackageRevision>(&ns);
         let out = self
             .handle
@@ -199,6 +221,7 @@ impl KubeStore {
     }
 
     fn put_files(&self, ns: &str, name: &str, files: &Files) -> StoreResult<()> {
+        self.may_write(|| format!("update PackageRevisionResources {ns}/{name}"))?;
         let mut prr = self.get_prr(ns, name)?;
         prr.spec.resources = Some(files.clone());
         let api = self.api::<PackageRevisionResources>(ns);
@@ -226,6 +249,7 @@ impl KubeStore {
         K: KubeResource + kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
         K: Clone + std::fmt::Debug,
     {
+        self.may_write(|| format!("apply the status of {kind} {ns}/{name}"))?;
         let api = self.api::<K>(ns);
         let patch = json!({
             "apiVersion": K::api_version(&()),
@@ -324,6 +348,11 @@ impl PackageRevisionStore for KubeStore {
         pr.metadata.resource_version = None;
         pr.metadata.uid = None;
         pr.status = Default::default();
+        self.may_write(|| {
+            let spec = &new.revision.spec;
+            let name = revision_name(&spec.repository, &spec.package_name, &spec.workspace_name);
+            format!("create PackageRevision {ns}/{name}")
+        })?;
         let api = self.api::<PackageRevision>(&ns);
         let created = self
             .handle
@@ -365,6 +394,7 @@ impl PackageRevisionStore for KubeStore {
         pr.spec.lifecycle = to;
         if from == Lifecycle::Proposed && to == Lifecycle::Published {
             // Publishing is an approval (its own subresource).
+            self.may_write(|| format!("approve PackageRevision {ns}/{name}"))?;
             let api = self.api::<PackageRevision>(ns);
             let out = self
                 .handle
@@ -391,6 +421,7 @@ impl PackageRevisionStore for KubeStore {
     }
 
     fn delete(&self, namespace: &str, name: &str) -> StoreResult<()> {
+        self.may_write(|| format!("delete PackageRevision {namespace}/{name}"))?;
         let api = self.api::<PackageRevision>(namespace);
         self.handle
             .block_on(api.delete(name, &DeleteParams::default()))
@@ -433,6 +464,7 @@ impl ObjectStore for KubeStore {
     fn create_package_variant(&self, pv: &CorePv) -> StoreResult<CorePv> {
         let obj: PackageVariant = from_core(pv)?;
         let ns = pv.metadata.namespace.clone();
+        self.may_write(|| format!("create PackageVariant {ns}/{}", pv.metadata.name))?;
         let api = self.api::<PackageVariant>(&ns);
         let out = self
             .handle
@@ -446,6 +478,7 @@ impl ObjectStore for KubeStore {
         let mut obj: PackageVariant = from_core(pv)?;
         obj.status = Default::default();
         let (ns, name) = (&pv.metadata.namespace, &pv.metadata.name);
+        self.may_write(|| format!("update PackageVariant {ns}/{name}"))?;
         let api = self.api::<PackageVariant>(ns);
         let out = self
             .handle
@@ -466,6 +499,7 @@ impl ObjectStore for KubeStore {
     }
 
     fn delete_package_variant(&self, namespace: &str, name: &str) -> StoreResult<()> {
+        self.may_write(|| format!("delete PackageVariant {namespace}/{name}"))?;
         let api = self.api::<PackageVariant>(namespace);
         self.handle
             .block_on(api.delete(name, &DeleteParams::default()))

@@ -77,6 +77,13 @@ pub enum StoreError {
         /// What was wrong.
         message: String,
     },
+    /// This replica lost the leader Lease during the reconcile: the write
+    /// was not made (another replica may be writing).
+    #[error("{what}: not written, this replica no longer holds the leader Lease")]
+    NotLeader {
+        /// The write (`create PackageRevision ns/name`, ...).
+        what: String,
+    },
     /// A simulated crash injected by [`faulty::Faulty`]: the process was
     /// killed before this write, or right after it (the write happened but
     /// nobody saw the answer); every later write of the run is refused.
