@@ -134,7 +134,7 @@ fn lease_config() -> LeaseConfig {
 async fn lease_is_created_when_absent() {
     let server: Shared = Arc::new(Mutex::new(ServerState::default()));
     let client = fake_client(server.clone());
-    let held = leader::try_acquire(&client, &lease_config())
+    let held = leader::try_acquire(&client, &lease_config(), &mut leader::Observed::default())
         .await
         .expect("election");
     assert!(held);
@@ -159,19 +159,60 @@ fn lease(
     .expect("lease")
 }
 
+/// Expiry is measured on this replica's clock from when it saw the Lease
+/// renewed, not from the holder's renewTime (which another clock wrote).
 #[test]
-fn a_fresh_lease_of_another_replica_is_respected_and_an_expired_one_is_not() {
+fn a_lease_expires_when_this_replica_has_not_seen_it_renewed_for_its_duration() {
     let now = k8s_openapi::jiff::Timestamp::now();
-    let fresh = lease("replica-b", now);
-    assert!(leader::held_by_other(&fresh, "replica-a", now));
-    assert!(!leader::held_by_other(&fresh, "replica-b", now));
-    let old = now
+    let long_ago = now
         .checked_sub(k8s_openapi::jiff::SignedDuration::from_secs(60))
         .expect("time");
-    assert!(!leader::held_by_other(
-        &lease("replica-b", old),
+    let t0 = std::time::Instant::now();
+    let later = |s| t0 + std::time::Duration::from_secs(s);
+    let mut seen = leader::Observed::default();
+    // A renewTime a minute old by this clock (the holder's clock may be
+    // behind): seen for the first time, it counts as just renewed.
+    let skewed = lease("replica-b", long_ago);
+    assert!(leader::held_by_other(&skewed, "replica-a", &mut seen, t0));
+    assert!(leader::held_by_other(
+        &skewed,
         "replica-a",
-        now
+        &mut seen,
+        later(14)
     ));
-    assert!(!leader::held_by_other(&lease("", now), "replica-a", now));
+    // Not renewed for its 15 s: expired.
+    assert!(!leader::held_by_other(
+        &skewed,
+        "replica-a",
+        &mut seen,
+        later(16)
+    ));
+    // Renewed (a new renewTime): valid for 15 s from when it was seen.
+    let renewed = lease("replica-b", now);
+    assert!(leader::held_by_other(
+        &renewed,
+        "replica-a",
+        &mut seen,
+        later(16)
+    ));
+    assert!(leader::held_by_other(
+        &renewed,
+        "replica-a",
+        &mut seen,
+        later(30)
+    ));
+    assert!(!leader::held_by_other(
+        &renewed,
+        "replica-a",
+        &mut seen,
+        later(32)
+    ));
+    // Our own Lease, or nobody's, is not held by another.
+    assert!(!leader::held_by_other(&renewed, "replica-b", &mut seen, t0));
+    assert!(!leader::held_by_other(
+        &lease("", now),
+        "replica-a",
+        &mut seen,
+        t0
+    ));
 }

@@ -1,14 +1,14 @@
 //! Leader election on a `coordination.k8s.io/v1` Lease: every replica
 //! watches and caches, only the Lease holder writes. The holder renews the
 //! Lease every [`LeaseConfig::renew_every`]; another replica takes it over
-//! once it is [`LeaseConfig::duration`] old, and the holder gives it up on
-//! shutdown.
+//! once it has not seen it renewed for [`LeaseConfig::duration`] (on its
+//! own clock), and the holder gives it up on shutdown.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
-use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, PostParams};
 use kube::Client;
 use tokio::sync::watch;
@@ -45,8 +45,23 @@ fn now() -> MicroTime {
     MicroTime(Timestamp::now())
 }
 
+/// The Lease record another replica holds, as last seen, and when this
+/// replica saw it change (client-go's `observedRecord`/`observedTime`).
+#[derive(Debug, Default, Clone)]
+pub struct Observed {
+    record: Option<(String, Option<MicroTime>)>,
+    at: Option<Instant>,
+}
+
 /// Whether `lease` is held by someone other than `me` and still valid.
-pub fn held_by_other(lease: &Lease, me: &str, at: Timestamp) -> bool {
+///
+/// Expiry is measured on this replica's clock, from when it saw the
+/// holder or its `renewTime` change (`observed`, kept across rounds), not
+/// from the holder's `renewTime` itself: with clocks that disagree, a
+/// renewTime read against the local clock could make a live Lease look
+/// expired, and two replicas lead. As in client-go, a Lease seen for the
+/// first time counts as just renewed.
+pub fn held_by_other(lease: &Lease, me: &str, observed: &mut Observed, now: Instant) -> bool {
     let Some(spec) = &lease.spec else {
         return false;
     };
@@ -54,19 +69,25 @@ pub fn held_by_other(lease: &Lease, me: &str, at: Timestamp) -> bool {
     if holder.is_empty() || holder == me {
         return false;
     }
-    let duration = i64::from(spec.lease_duration_seconds.unwrap_or(15));
-    match &spec.renew_time {
-        Some(MicroTime(t)) => t
-            .checked_add(SignedDuration::from_secs(duration))
-            .map(|expiry| expiry > at)
-            .unwrap_or(false),
-        None => false,
+    let record = (holder.to_string(), spec.renew_time.clone());
+    if observed.record.as_ref() != Some(&record) {
+        observed.record = Some(record);
+        observed.at = Some(now);
     }
+    let seconds = spec.lease_duration_seconds.unwrap_or(15);
+    let duration = Duration::from_secs(u64::try_from(seconds).unwrap_or(0));
+    observed
+        .at
+        .is_some_and(|at| now.saturating_duration_since(at) < duration)
 }
 
 /// One election round: creates, renews or takes over the Lease when
 /// allowed; returns whether this replica holds it.
-pub async fn try_acquire(client: &Client, cfg: &LeaseConfig) -> Result<bool, LeaseError> {
+pub async fn try_acquire(
+    client: &Client,
+    cfg: &LeaseConfig,
+    observed: &mut Observed,
+) -> Result<bool, LeaseError> {
     let api: Api<Lease> = Api::namespaced(client.clone(), &cfg.namespace);
     let err = |source| LeaseError {
         namespace: cfg.namespace.clone(),
@@ -98,7 +119,7 @@ pub async fn try_acquire(client: &Client, cfg: &LeaseConfig) -> Result<bool, Lea
             }
         }
         Some(mut lease) => {
-            if held_by_other(&lease, &cfg.identity, Timestamp::now()) {
+            if held_by_other(&lease, &cfg.identity, observed, Instant::now()) {
                 return Ok(false);
             }
             let spec = lease.spec.get_or_insert_with(LeaseSpec::default);
@@ -150,8 +171,9 @@ pub async fn run(
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut last_success = tokio::time::Instant::now();
+    let mut observed = Observed::default();
     loop {
-        match try_acquire(&client, &cfg).await {
+        match try_acquire(&client, &cfg, &mut observed).await {
             Ok(held) => {
                 last_success = tokio::time::Instant::now();
                 if leader.send_replace(held) != held {
