@@ -216,3 +216,40 @@ fn a_lease_expires_when_this_replica_has_not_seen_it_renewed_for_its_duration() 
         t0
     ));
 }
+
+/// An election round that hangs (the API server stops answering) gives the
+/// leadership up once another replica could take the Lease over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_election_round_gives_up_leadership() {
+    let server: Shared = Arc::new(Mutex::new(ServerState::default()));
+    let client = fake_client(server.clone());
+    let cfg = LeaseConfig {
+        duration: std::time::Duration::from_secs(2),
+        renew_every: std::time::Duration::from_millis(500),
+        ..lease_config()
+    };
+    let (leader_tx, mut leader_rx) = tokio::sync::watch::channel(false);
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let election = tokio::spawn(leader::run(client, cfg, leader_tx, stop_rx));
+    let wait = std::time::Duration::from_secs(10);
+    tokio::time::timeout(wait, leader_rx.wait_for(|l| *l))
+        .await
+        .expect("leads")
+        .expect("election running");
+    let get =
+        "GET /apis/coordination.k8s.io/v1/namespaces/porch-variants-system/leases/porch-variants";
+    server
+        .lock()
+        .unwrap()
+        .call_delays
+        .insert(get.into(), std::time::Duration::from_secs(600));
+    tokio::time::timeout(wait, leader_rx.wait_for(|l| !*l))
+        .await
+        .expect("gives the leadership up")
+        .expect("election running");
+    let _ = stop_tx.send(true);
+    tokio::time::timeout(wait, election)
+        .await
+        .expect("stops")
+        .expect("join");
+}

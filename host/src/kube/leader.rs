@@ -172,18 +172,28 @@ pub async fn run(
 ) {
     let mut last_success = tokio::time::Instant::now();
     let mut observed = Observed::default();
+    // A round that hangs (the client has no read timeout) must not keep
+    // this replica leading past the point where another may take over.
+    let deadline = cfg.duration.saturating_sub(cfg.renew_every);
     loop {
-        match try_acquire(&client, &cfg, &mut observed).await {
-            Ok(held) => {
+        let round = tokio::time::timeout(deadline, try_acquire(&client, &cfg, &mut observed));
+        match round.await {
+            Ok(Ok(held)) => {
                 last_success = tokio::time::Instant::now();
                 if leader.send_replace(held) != held {
                     tracing::info!(lease = %cfg.name, identity = %cfg.identity, leader = held, "leadership changed");
                 }
             }
-            Err(e) => {
-                tracing::warn!(error = %e, "leader election round failed");
+            failed => {
+                match failed {
+                    Ok(Err(e)) => tracing::warn!(error = %e, "leader election round failed"),
+                    _ => tracing::warn!(
+                        seconds = deadline.as_secs(),
+                        "leader election round timed out"
+                    ),
+                }
                 // Stop writing before another replica may take over.
-                if last_success.elapsed() >= cfg.duration.saturating_sub(cfg.renew_every) {
+                if last_success.elapsed() >= deadline {
                     leader.send_replace(false);
                 }
             }
@@ -195,8 +205,10 @@ pub async fn run(
     }
     if *leader.borrow() {
         leader.send_replace(false);
-        if let Err(e) = release(&client, &cfg).await {
-            tracing::warn!(error = %e, "could not release the lease");
+        match tokio::time::timeout(cfg.renew_every, release(&client, &cfg)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!(error = %e, "could not release the lease"),
+            Err(_) => tracing::warn!("releasing the lease timed out; it expires on its own"),
         }
     }
 }
