@@ -467,11 +467,7 @@ async fn a_reconcile_stops_writing_when_leadership_is_lost() {
         leader_rx,
     ));
     let post = format!("POST {PR_PATH}");
-    c.server
-        .lock()
-        .unwrap()
-        .call_delays
-        .insert(post.clone(), std::time::Duration::from_millis(300));
+    c.server.lock().unwrap().held.insert(post.clone());
     let obj = put_variant(&mut c.writers, &variant("pv1", "east", json!({})));
     let reconcile = tokio::spawn(controller::reconcile_package_variant(obj, c.ctx.clone()));
     while !c.lines().contains(&post) {
@@ -479,6 +475,7 @@ async fn a_reconcile_stops_writing_when_leadership_is_lost() {
     }
     // The lease is lost while the draft is being created.
     leader_tx.send_replace(false);
+    c.server.lock().unwrap().held.remove(&post);
     let e = reconcile
         .await
         .expect("join")

@@ -79,6 +79,7 @@ impl Entries {
 pub struct RevisionIndex {
     live: RwLock<Entries>,
     relist: Mutex<Option<Entries>>,
+    synced: std::sync::atomic::AtomicBool,
 }
 
 impl RevisionIndex {
@@ -100,8 +101,16 @@ impl RevisionIndex {
                 if let Some(e) = self.relist().take() {
                     *self.write() = e;
                 }
+                self.synced
+                    .store(true, std::sync::atomic::Ordering::Release);
             }
         }
+    }
+
+    /// Whether a first list has been applied (the PackageRevision store
+    /// turns ready a moment before its event reaches the index).
+    pub fn is_synced(&self) -> bool {
+        self.synced.load(std::sync::atomic::Ordering::Acquire)
     }
 
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, Entries> {

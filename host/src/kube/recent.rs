@@ -120,6 +120,12 @@ impl<K: kube::Resource + Clone> RecentWrites<K> {
         let mut entries = self.entries();
         entries.retain(|_, w| w.at.elapsed() <= TTL);
         let key = (ns.to_string(), name.to_string());
+        let version = object.and_then(|o| o.resource_version());
+        if version.is_some() && version.as_deref() == cached {
+            // The watch was quicker: the cache shows this write already.
+            entries.remove(&key);
+            return;
+        }
         if entries.get(&key).is_some_and(|w| !w.ahead_of(cached)) {
             entries.remove(&key);
         }
@@ -134,6 +140,29 @@ impl<K: kube::Resource + Clone> RecentWrites<K> {
             entry.versions.push(rv);
         }
         entry.at = Instant::now();
+    }
+
+    /// A watch event for `ns/name` (`version` `None`: a deletion), called
+    /// after the cache applied it: the entry goes unless the event is the
+    /// echo of a write that a later one of the entry's writes follows. So
+    /// once the cache has shown the last write, or anything else, it is
+    /// read again (a create then a deletion by someone else is not hidden).
+    pub fn observe(&self, ns: &str, name: &str, version: Option<&str>) {
+        let mut entries = self.entries();
+        let key = (ns.to_string(), name.to_string());
+        let keep = entries.get(&key).is_some_and(|w| {
+            let Some(rv) = version else {
+                return false;
+            };
+            let earlier = match w.object {
+                Some(_) => w.versions.len().saturating_sub(1),
+                None => w.versions.len(),
+            };
+            w.versions[..earlier].iter().any(|v| v == rv)
+        });
+        if !keep {
+            entries.remove(&key);
+        }
     }
 
     /// What to read for `ns/name`, whose cached resourceVersion is
@@ -206,6 +235,13 @@ mod tests {
     }
 
     #[test]
+    fn a_write_the_cache_already_shows_is_not_kept() {
+        let recent = RecentWrites::<PackageRevision>::default();
+        recent.record("ns", "r.p.ws", Some(&pr("6")), Some("6"));
+        assert!(recent.names("ns").is_empty());
+    }
+
+    #[test]
     fn updates_are_read_until_the_cache_shows_the_last_or_a_newer_version() {
         let recent = RecentWrites::<PackageRevision>::default();
         recent.record("ns", "r.p.ws", Some(&pr("6")), Some("5"));
@@ -230,5 +266,28 @@ mod tests {
         recent.record("ns", "r.p.ws", None, None);
         assert_eq!(written(&recent, None), Some("deleted".into()));
         assert_eq!(written(&recent, Some("6")), Some("deleted".into()));
+    }
+
+    #[test]
+    fn watch_events_end_an_entry_once_the_cache_has_caught_up() {
+        let recent = RecentWrites::<PackageRevision>::default();
+        // Created, then deleted by someone else: both events arrive before
+        // the next lookup, which must not find the object.
+        recent.record("ns", "r.p.ws", Some(&pr("6")), None);
+        recent.observe("ns", "r.p.ws", Some("6"));
+        recent.observe("ns", "r.p.ws", None);
+        assert_eq!(written(&recent, None), None);
+        // Two updates: the echo of the first keeps the entry, the second's
+        // ends it.
+        recent.record("ns", "r.p.ws", Some(&pr("7")), Some("6"));
+        recent.record("ns", "r.p.ws", Some(&pr("8")), Some("6"));
+        recent.observe("ns", "r.p.ws", Some("7"));
+        assert_eq!(written(&recent, Some("7")), Some("8".into()));
+        recent.observe("ns", "r.p.ws", Some("8"));
+        assert!(recent.names("ns").is_empty());
+        // Someone else's write ends it too.
+        recent.record("ns", "r.p.ws", Some(&pr("9")), Some("8"));
+        recent.observe("ns", "r.p.ws", Some("12"));
+        assert!(recent.names("ns").is_empty());
     }
 }

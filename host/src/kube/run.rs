@@ -24,6 +24,7 @@ use super::controller::{self as ctl, Context, PACKAGE_VARIANTS, PACKAGE_VARIANT_
 use super::health::{self, HealthState};
 use super::leader::{self, LeaseConfig};
 use super::metrics::Metrics;
+use super::recent::{Expectations, RecentWrites};
 use crate::engine_api::{ComponentCore, Core, NativeCore};
 
 /// Options of `porch-variants controller`.
@@ -61,7 +62,12 @@ pub struct ControllerArgs {
     pub native_core: bool,
     /// Seconds to wait for every cache's first sync before giving up (no
     /// reconcile runs before), as controller-runtime's `CacheSyncTimeout`.
-    #[arg(long, default_value_t = 120, value_name = "SECONDS")]
+    #[arg(
+        long,
+        default_value_t = 120,
+        value_name = "SECONDS",
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
     pub cache_sync_timeout: u64,
 }
 
@@ -147,6 +153,22 @@ where
 {
     let store = store.clone();
     Box::pin(async move { store.wait_until_ready().await })
+}
+
+/// Ends the recent writes that a watch event shows the cache has caught up
+/// with.
+fn observe<K: Resource + Clone>(recent: &RecentWrites<K>, event: &watcher::Event<K>) {
+    match event {
+        watcher::Event::Apply(k) | watcher::Event::InitApply(k) => recent.observe(
+            &k.namespace().unwrap_or_default(),
+            &k.name_any(),
+            k.resource_version().as_deref(),
+        ),
+        watcher::Event::Delete(k) => {
+            recent.observe(&k.namespace().unwrap_or_default(), &k.name_any(), None)
+        }
+        watcher::Event::Init | watcher::Event::InitDone => {}
+    }
 }
 
 /// Objects an event touched.
@@ -314,9 +336,13 @@ pub async fn run_with(
     let (pv_tx, pv_rx) = mpsc::unbounded_channel::<PackageVariant>();
     let (pvs_tx, pvs_rx) = mpsc::unbounded_channel::<PackageVariantSet>();
 
+    // What the reconciles wrote and the caches may not show yet; the watch
+    // events below end each entry once the cache has caught up.
+    let expectations = Expectations::default();
     {
-        let pvs_ref_tx = pvs_ref_tx.clone();
+        let (pvs_ref_tx, recent) = (pvs_ref_tx.clone(), expectations.variants.clone());
         spawn_reflector(pv_api, pv_writer, move |event| {
+            observe(&recent, event);
             if let Some(pv) = touched(event) {
                 for r in ctl::package_variant_set_of_variant(pv) {
                     let _ = pvs_ref_tx.send(r);
@@ -333,8 +359,10 @@ pub async fn run_with(
     {
         let (caches, pv_ref_tx, pvs_ref_tx) =
             (caches.clone(), pv_ref_tx.clone(), pvs_ref_tx.clone());
+        let recent = expectations.revisions.clone();
         spawn_reflector(pr_api, pr_writer, move |event| {
             caches.revision_index.apply(event);
+            observe(&recent, event);
             if let Some(pr) = touched(event) {
                 for r in ctl::package_variants_of_revision(&caches, pr) {
                     let _ = pv_ref_tx.send(r);
@@ -408,6 +436,10 @@ pub async fn run_with(
             )
             .await?;
             wait("PackageRevision".into(), ready(&caches.revisions)).await?;
+            // The index is filled from the same events, just after the store.
+            while !caches.revision_index.is_synced() {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
             wait("Repository".into(), ready(&caches.repositories)).await?;
             for ((api_version, kind), store) in caches.objects.stores() {
                 wait(format!("{api_version}/{kind}"), ready(&store)).await?;
@@ -492,13 +524,9 @@ pub async fn run_with(
         () = stopped(shutdown_rx.clone()) => false,
     };
 
-    let ctx = Arc::new(Context::new(
-        client.clone(),
-        caches.clone(),
-        core,
-        metrics,
-        leader_rx,
-    ));
+    let mut context = Context::new(client.clone(), caches.clone(), core, metrics, leader_rx);
+    context.recent = expectations;
+    let ctx = Arc::new(context);
     let pv_controller = (started && run_pv).then(|| {
         Controller::for_stream(channel_stream(pv_rx).map(Ok), pv_store)
             .reconcile_on(channel_stream(pv_ref_rx))

@@ -62,6 +62,9 @@ pub struct ServerState {
     pub list_delays: BTreeMap<String, std::time::Duration>,
     /// Requests (`METHOD path`) answered only after the delay.
     pub call_delays: BTreeMap<String, std::time::Duration>,
+    /// Requests (`METHOD path`) answered only once the test removes them
+    /// from here (other requests go on).
+    pub held: BTreeSet<String>,
     counter: u64,
 }
 
@@ -232,16 +235,32 @@ pub fn fake_client(state: Shared) -> Client {
             let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
             let call = Call { method, uri, body };
             let delay = delay_of(&state, &call);
+            let gate = state
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .held
+                .contains(&call.line())
+                .then(|| (state.clone(), call.line()));
             match answer(&state, &call) {
-                Some((code, value)) => match delay {
-                    Some(delay) => {
-                        tokio::spawn(async move {
+                Some((code, value)) if delay.is_some() || gate.is_some() => {
+                    tokio::spawn(async move {
+                        if let Some(delay) = delay {
                             tokio::time::sleep(delay).await;
-                            send.send_response(respond(code, &value));
-                        });
-                    }
-                    None => send.send_response(respond(code, &value)),
-                },
+                        }
+                        if let Some((state, line)) = gate {
+                            while state
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .held
+                                .contains(&line)
+                            {
+                                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                            }
+                        }
+                        send.send_response(respond(code, &value));
+                    });
+                }
+                Some((code, value)) => send.send_response(respond(code, &value)),
                 None => held.push(send),
             }
         }
