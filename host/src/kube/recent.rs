@@ -47,13 +47,14 @@ impl<K> Written<K> {
         if cached == self.before.as_deref() {
             return true;
         }
-        let Some(rv) = cached else {
-            // The cache dropped the object: it has seen a deletion.
-            return false;
-        };
-        // The cache shows one of the writes; it is behind unless it is the
-        // last one (a deletion has no version of its own, so every write
-        // before it is behind).
+        // (A cache without the object has seen a deletion.)
+        cached.is_some_and(|rv| self.shows_an_earlier_write(rv))
+    }
+
+    /// Whether `rv` is one of the writes that a later one follows: the
+    /// cache showing it is still behind. A deletion has no version of its
+    /// own, so every write before it is earlier.
+    fn shows_an_earlier_write(&self, rv: &str) -> bool {
         let earlier = match self.object {
             Some(_) => self.versions.len().saturating_sub(1),
             None => self.versions.len(),
@@ -150,16 +151,10 @@ impl<K: kube::Resource + Clone> RecentWrites<K> {
     pub fn observe(&self, ns: &str, name: &str, version: Option<&str>) {
         let mut entries = self.entries();
         let key = (ns.to_string(), name.to_string());
-        let keep = entries.get(&key).is_some_and(|w| {
-            let Some(rv) = version else {
-                return false;
-            };
-            let earlier = match w.object {
-                Some(_) => w.versions.len().saturating_sub(1),
-                None => w.versions.len(),
-            };
-            w.versions[..earlier].iter().any(|v| v == rv)
-        });
+        let keep = entries
+            .get(&key)
+            .zip(version)
+            .is_some_and(|(w, rv)| w.shows_an_earlier_write(rv));
         if !keep {
             entries.remove(&key);
         }
