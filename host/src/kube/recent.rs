@@ -178,6 +178,24 @@ impl<K: kube::Resource + Clone> RecentWrites<K> {
         }
     }
 
+    /// The object to read for `ns/name` given the cache's copy: the last
+    /// write while the cache has not caught up with it (`None` after a
+    /// deletion), else the cache's.
+    pub fn read_over(&self, ns: &str, name: &str, cached: Option<Arc<K>>) -> Option<K> {
+        let version = cached.as_ref().and_then(|c| c.resource_version());
+        match self.lookup(ns, name, version.as_deref()) {
+            Recent::Written(object) => Some(*object),
+            Recent::Deleted => None,
+            Recent::Cache => cached.map(|c| (*c).clone()),
+        }
+    }
+
+    /// [`RecentWrites::record`] with the cache's copy of the object.
+    pub fn record_over(&self, ns: &str, name: &str, object: Option<&K>, cached: Option<&K>) {
+        let version = cached.and_then(|c| c.resource_version());
+        self.record(ns, name, object, version.as_deref());
+    }
+
     /// The names of `ns` with a recorded write (candidates for a list; each
     /// still goes through [`RecentWrites::lookup`]).
     pub fn names(&self, ns: &str) -> Vec<String> {

@@ -25,7 +25,7 @@ use super::api::{
     KubeResource, PackageRevision, PackageRevisionResources, PackageVariant, PackageVariantSet,
 };
 use super::cache::Caches;
-use super::recent::{Expectations, Recent};
+use super::recent::Expectations;
 use super::FIELD_MANAGER;
 use crate::store::{
     revision_name, Files, NewRevision, ObjectStore, PackageRevisionStore, PrFilter, StoreError,
@@ -143,32 +143,21 @@ impl KubeStore {
     }
 
     /// The cache's resourceVersion of a revision (`None`: not cached).
-    fn cached_version(&self, ns: &str, name: &str) -> Option<String> {
-        self.caches
-            .revision(ns, name)
-            .and_then(|pr| pr.resource_version())
-    }
-
-    fn remember(&self, pr: &PackageRevision) {
-        let (ns, name) = (pr.namespace().unwrap_or_default(), pr.name_any());
-        let cached = self.cached_version(&ns, &name);
+    /// Records a write of a PackageRevision (`None`: deleted).
+    fn remember(&self, ns: &str, name: &str, pr: Option<&PackageRevision>) {
+        let cached = self.caches.revision(ns, name);
         self.written
             .revisions
-            .record(&ns, &name, Some(pr), cached.as_deref());
+            .record_over(ns, name, pr, cached.as_deref());
     }
 
     /// The current object of a revision: a write the cache has not seen
     /// yet, else the cache.
     fn current(&self, ns: &str, name: &str) -> StoreResult<PackageRevision> {
-        let cached = self.caches.revision(ns, name);
-        let version = cached.as_ref().and_then(|pr| pr.resource_version());
-        match self.written.revisions.lookup(ns, name, version.as_deref()) {
-            Recent::Written(pr) => Ok(*pr),
-            Recent::Deleted => Err(not_found(ns, name)),
-            Recent::Cache => cached
-                .map(|pr| (*pr).clone())
-                .ok_or_else(|| not_found(ns, name)),
-        }
+        self.written
+            .revisions
+            .read_over(ns, name, self.caches.revision(ns, name))
+            .ok_or_else(|| not_found(ns, name))
     }
 
     /// The cached PackageVariant `ns/name`.
@@ -180,24 +169,18 @@ impl KubeStore {
 
     /// Records a write of a PackageVariant (`None`: deleted).
     fn remember_variant(&self, ns: &str, name: &str, pv: Option<&PackageVariant>) {
-        let cached = self
-            .cached_variant(ns, name)
-            .and_then(|c| c.resource_version());
+        let cached = self.cached_variant(ns, name);
         self.written
             .variants
-            .record(ns, name, pv, cached.as_deref());
+            .record_over(ns, name, pv, cached.as_deref());
     }
 
     /// The current PackageVariant `ns/name`: a write the cache has not seen
     /// yet, else the cache (`None`: none).
     fn current_variant(&self, ns: &str, name: &str) -> Option<PackageVariant> {
-        let cached = self.cached_variant(ns, name);
-        let version = cached.as_ref().and_then(|pv| pv.resource_version());
-        match self.written.variants.lookup(ns, name, version.as_deref()) {
-            Recent::Written(pv) => Some(*pv),
-            Recent::Deleted => None,
-            Recent::Cache => cached.map(|pv| (*pv).clone()),
-        }
+        self.written
+            .variants
+            .read_over(ns, name, self.cached_variant(ns, name))
     }
 
     fn replace_revision(&self, pr: &PackageRevision, what: &str) -> StoreResult<PackageRevision> {
@@ -209,7 +192,7 @@ impl KubeStore {
             .handle
             .block_on(api.replace(&name, &PostParams::default(), pr))
             .map_err(|e| api_error("PackageRevision", &ns, &name, what, e))?;
-        self.remember(&out);
+        self.remember(&ns, &name, Some(&out));
         Ok(out)
     }
 
@@ -367,13 +350,13 @@ impl PackageRevisionStore for KubeStore {
                     e,
                 )
             })?;
-        self.remember(&created);
+        let name = created.name_any();
+        self.remember(&ns, &name, Some(&created));
         // Porch creates the draft with the task's content; the prepared
         // (mutated) files are a second call. When it fails, the draft goes
         // too, so that no unmutated draft stays; if that delete fails as
         // well, the draft carries its owner, and the next reconcile finds
         // it and writes its content.
-        let name = created.name_any();
         if let Err(e) = self.put_files(&ns, &name, &new.files) {
             if let Err(cleanup) = self.delete(&ns, &name) {
                 tracing::warn!(
@@ -400,7 +383,7 @@ impl PackageRevisionStore for KubeStore {
                 .handle
                 .block_on(api.replace_subresource("approval", name, &PostParams::default(), &pr))
                 .map_err(|e| api_error("PackageRevision", ns, name, "approve", e))?;
-            self.remember(&out);
+            self.remember(ns, name, Some(&out));
             return to_core(&out);
         }
         to_core(&self.replace_revision(&pr, "update lifecycle of")?)
@@ -426,10 +409,7 @@ impl PackageRevisionStore for KubeStore {
         self.handle
             .block_on(api.delete(name, &DeleteParams::default()))
             .map_err(|e| api_error("PackageRevision", namespace, name, "delete", e))?;
-        let cached = self.cached_version(namespace, name);
-        self.written
-            .revisions
-            .record(namespace, name, None, cached.as_deref());
+        self.remember(namespace, name, None);
         Ok(())
     }
 }
