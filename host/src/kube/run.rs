@@ -140,19 +140,22 @@ fn channel_stream<T: Send + 'static>(rx: mpsc::UnboundedReceiver<T>) -> impl Str
     futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|t| (t, rx)) })
 }
 
-/// The first sync of a store, as a future that owns what it needs.
-type ReadyWait = std::pin::Pin<
-    Box<dyn std::future::Future<Output = Result<(), reflector::store::WriterDropped>> + Send>,
->;
-
-/// [`ReadyWait`] of `store`.
-fn ready<K>(store: &reflector::Store<K>) -> ReadyWait
+/// Waits for the first sync of `store`, the `cache` named in
+/// `waiting_for` meanwhile (for the timeout's message).
+async fn first_sync<K>(
+    waiting_for: &std::sync::Mutex<String>,
+    cache: String,
+    store: &reflector::Store<K>,
+) -> Result<(), RunError>
 where
-    K: Resource + Clone + Send + Sync + 'static,
-    K::DynamicType: Eq + std::hash::Hash + Clone + Send + Sync,
+    K: Resource + Clone + 'static,
+    K::DynamicType: Eq + std::hash::Hash + Clone,
 {
-    let store = store.clone();
-    Box::pin(async move { store.wait_until_ready().await })
+    cache.clone_into(&mut waiting_for.lock().unwrap_or_else(|e| e.into_inner()));
+    store
+        .wait_until_ready()
+        .await
+        .map_err(|source| RunError::CacheStopped { cache, source })
 }
 
 /// Ends the recent writes that a watch event shows the cache has caught up
@@ -419,30 +422,17 @@ pub async fn run_with(
     let synced = {
         let (caches, waiting_for) = (caches.clone(), waiting_for.clone());
         async move {
-            let wait = |name: String, store: ReadyWait| {
-                let waiting_for = waiting_for.clone();
-                async move {
-                    *waiting_for.lock().unwrap_or_else(|e| e.into_inner()) = name.clone();
-                    store.await.map_err(|source| RunError::CacheStopped {
-                        cache: name,
-                        source,
-                    })
-                }
-            };
-            wait("PackageVariant".into(), ready(&caches.package_variants)).await?;
-            wait(
-                "PackageVariantSet".into(),
-                ready(&caches.package_variant_sets),
-            )
-            .await?;
-            wait("PackageRevision".into(), ready(&caches.revisions)).await?;
+            let w = waiting_for.as_ref();
+            first_sync(w, "PackageVariant".into(), &caches.package_variants).await?;
+            first_sync(w, "PackageVariantSet".into(), &caches.package_variant_sets).await?;
+            first_sync(w, "PackageRevision".into(), &caches.revisions).await?;
             // The index is filled from the same events, just after the store.
             while !caches.revision_index.is_synced() {
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
-            wait("Repository".into(), ready(&caches.repositories)).await?;
+            first_sync(w, "Repository".into(), &caches.repositories).await?;
             for ((api_version, kind), store) in caches.objects.stores() {
-                wait(format!("{api_version}/{kind}"), ready(&store)).await?;
+                first_sync(w, format!("{api_version}/{kind}"), &store).await?;
             }
             Ok::<(), RunError>(())
         }
