@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use kube::runtime::controller::Action;
 use kube_support::*;
 use porch_variants::kube::controller::{self, Context};
+use porch_variants::kube::store::KubeStore;
 use pv_core::api::{PackageRevision, PackageVariant};
 use pv_core::variantset::PackageVariantSet;
 use serde_json::{json, Value};
@@ -720,6 +721,53 @@ async fn set_creates_updates_and_deletes_children() {
     assert_eq!(calls[2].body["spec"]["downstream"]["repo"], "edge-2");
     assert!(calls[3].uri.contains("fieldManager=porch-variants"));
     assert_eq!(condition(&calls[3].body["status"], "Ready").0, "True");
+}
+
+/// A child deleted while it has a finalizer is only marked: until the watch
+/// shows it, the store reads it as the API server returned it, terminating,
+/// not as gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_child_with_a_finalizer_reads_as_terminating() {
+    let mut c = Cluster::new();
+    let old = child("fleet-edge-3-web", "edge-3");
+    put_variant(&mut c.writers, &old);
+    let mut marked = porch_variants::kube::api::PackageVariant::from_core(&old).expect("converts");
+    marked.metadata.deletion_timestamp =
+        Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+            "2026-01-01T00:00:00Z".parse().expect("a time"),
+        ));
+    marked.metadata.resource_version = Some("10".into());
+    c.server.lock().unwrap().marked.insert(
+        "fleet-edge-3-web".into(),
+        serde_json::to_value(&marked).expect("JSON"),
+    );
+    let pvs = set(json!([{"repositories": [{"name": "edge-1"}]}]));
+    c.reconcile_set(&pvs).await.expect("reconcile");
+    assert!(c
+        .lines()
+        .contains(&format!("DELETE {PV_PATH}/fleet-edge-3-web")));
+    let (client, caches, recent) = (
+        c.ctx.client.clone(),
+        c.ctx.caches.clone(),
+        c.ctx.recent.clone(),
+    );
+    let handle = tokio::runtime::Handle::current();
+    let listed = tokio::task::spawn_blocking(move || {
+        use porch_variants::store::ObjectStore;
+        KubeStore::sharing(client, caches, handle, recent).list_package_variants(Some(NS))
+    })
+    .await
+    .expect("joins")
+    .expect("lists");
+    let terminating = listed
+        .iter()
+        .find(|pv| pv.metadata.name == "fleet-edge-3-web")
+        .map(|pv| pv.metadata.deletion_timestamp.clone());
+    assert_eq!(
+        terminating,
+        Some(Some("2026-01-01T00:00:00Z".into())),
+        "{listed:#?}"
+    );
 }
 
 /// A child the set created is seen by the set's next reconcile (which its

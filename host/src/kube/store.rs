@@ -406,10 +406,13 @@ impl PackageRevisionStore for KubeStore {
     fn delete(&self, namespace: &str, name: &str) -> StoreResult<()> {
         self.may_write(|| format!("delete PackageRevision {namespace}/{name}"))?;
         let api = self.api::<PackageRevision>(namespace);
-        self.handle
+        // With finalizers (a user's), a revision is only marked.
+        let marked = self
+            .handle
             .block_on(api.delete(name, &DeleteParams::default()))
-            .map_err(|e| api_error("PackageRevision", namespace, name, "delete", e))?;
-        self.remember(namespace, name, None);
+            .map_err(|e| api_error("PackageRevision", namespace, name, "delete", e))?
+            .left();
+        self.remember(namespace, name, marked.as_ref());
         Ok(())
     }
 }
@@ -481,10 +484,14 @@ impl ObjectStore for KubeStore {
     fn delete_package_variant(&self, namespace: &str, name: &str) -> StoreResult<()> {
         self.may_write(|| format!("delete PackageVariant {namespace}/{name}"))?;
         let api = self.api::<PackageVariant>(namespace);
-        self.handle
+        // A variant with finalizers is only marked for deletion: the API
+        // server returns it, terminating, and it is read as that.
+        let marked = self
+            .handle
             .block_on(api.delete(name, &DeleteParams::default()))
-            .map_err(|e| api_error("PackageVariant", namespace, name, "delete", e))?;
-        self.remember_variant(namespace, name, None);
+            .map_err(|e| api_error("PackageVariant", namespace, name, "delete", e))?
+            .left();
+        self.remember_variant(namespace, name, marked.as_ref());
         Ok(())
     }
 

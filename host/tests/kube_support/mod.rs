@@ -65,6 +65,9 @@ pub struct ServerState {
     /// Requests (`METHOD path`) answered only once the test removes them
     /// from here (other requests go on).
     pub held: BTreeSet<String>,
+    /// Objects a DELETE only marks (they have finalizers), by name: the
+    /// answer is the object, as the API server returns it.
+    pub marked: BTreeMap<String, Value>,
     counter: u64,
 }
 
@@ -183,7 +186,10 @@ fn answer_object(state: &Shared, call: &Call) -> (StatusCode, Value) {
             s.files.entry(name).or_default();
             (StatusCode::CREATED, body)
         }
-        ("DELETE", _) => (StatusCode::OK, status(200, "", "deleted")),
+        ("DELETE", _) => match s.marked.get(&name) {
+            Some(object) => (StatusCode::OK, object.clone()),
+            None => (StatusCode::OK, status(200, "", "deleted")),
+        },
         ("POST", _) => {
             body["metadata"]["resourceVersion"] = json!(rv);
             body["metadata"]["uid"] = json!(format!("uid-{}", body["metadata"]["name"]));
