@@ -8,7 +8,9 @@
 //! repositories relabelled or unregistered, variants and the set deleted
 //! and re-created), each followed by reconcile runs under random fault
 //! schedules ([`FaultSchedule`]: crashes before or after a write,
-//! transient errors, conflicts, stale lists). Every case runs three
+//! transient errors, conflicts, stale lists that lag behind the user's
+//! writes but not the process's own, as the stores promise). Every case
+//! runs three
 //! times, all on the in-memory stores with the API server's optimistic
 //! concurrency ([`MemoryObjects::with_resource_versions`]):
 //!
@@ -1545,7 +1547,7 @@ fn a_stale_list_during_deletion_keeps_the_finalizer_until_cleanup() {
         for n in 1..=30 {
             let mut w = World::new(&fleet);
             let process =
-                FaultPlan::scheduled(FaultSchedule::new().read(first + n, ReadFault::Stale));
+                FaultPlan::scheduled(FaultSchedule::new().read(first + n, ReadFault::StaleRaw));
             let _ = w.run(process.clone(), 1);
             w.check("cloned").unwrap();
             w.apply(&UserEvent::DeleteVariant { slot: 0 });
@@ -1557,4 +1559,72 @@ fn a_stale_list_during_deletion_keeps_the_finalizer_until_cleanup() {
             w.check("settled").unwrap();
         }
     }
+}
+
+/// A case the property test found: a variant deleted and re-created while
+/// one process keeps its stale cache across the events.
+#[test]
+fn a_recreated_variant_under_a_stale_cache_owns_one_draft() {
+    let variant = |injector, adopt, manual| VariantSpec {
+        repo: 0,
+        region: 0,
+        injector,
+        mutator: false,
+        orphan: false,
+        adopt,
+        manual,
+        present: true,
+    };
+    let plain = |max_passes| RunSpec {
+        restart: false,
+        max_passes,
+        schedule: FaultSchedule::new(),
+    };
+    let stale = RunSpec {
+        restart: false,
+        max_passes: 1,
+        schedule: FaultSchedule {
+            seeded: Some(SeededFaults {
+                seed: 13_060_686_717_715_587_042,
+                write_per_mille: 0,
+                read_per_mille: 674,
+                write_faults: vec![],
+                read_faults: vec![ReadFault::Stale],
+            }),
+            ..FaultSchedule::new()
+        },
+    };
+    let approve = UserEvent::Approve {
+        pick: None,
+        publish: false,
+    };
+    let case = Case {
+        fleet: FleetSpec {
+            repos: vec![false],
+            variants: vec![variant(true, false, false), variant(false, true, true)],
+            set: None,
+        },
+        steps: vec![
+            Step {
+                event: UserEvent::DeleteVariant { slot: 1 },
+                runs: vec![stale, plain(1)],
+            },
+            Step {
+                event: approve.clone(),
+                runs: vec![plain(2)],
+            },
+            Step {
+                event: UserEvent::RecreateVariant {
+                    slot: 1,
+                    adopt: false,
+                },
+                runs: vec![],
+            },
+            Step {
+                event: approve,
+                runs: vec![plain(2)],
+            },
+        ],
+    };
+    run_case(&case).unwrap();
 }

@@ -18,8 +18,10 @@
 //!   answers when the object's resourceVersion changed);
 //! * a list call returns the previous answer of the same call
 //!   ([`ReadFault::Stale`]: an informer cache lagging behind the writes
-//!   made since), or any read fails with a transient error
-//!   ([`ReadFault::Error`]).
+//!   made since by others; this process's own writes are read over it, as
+//!   the Kubernetes store does), or that answer as it was
+//!   ([`ReadFault::StaleRaw`]: lagging behind this process's writes too),
+//!   or any read fails with a transient error ([`ReadFault::Error`]).
 //!
 //! Writes and reads are numbered separately from 1, in call order, across
 //! both stores when they share one plan. A schedule names faults for given
@@ -83,15 +85,31 @@ impl WriteFault {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum ReadFault {
     /// A list call returns the answer the same call (same arguments) gave
-    /// the previous time, when there was one (other reads are not affected).
+    /// the previous time, when there was one (other reads are not
+    /// affected), with the PackageRevisions and PackageVariants this
+    /// process wrote since read over it: the stores' contract is that a
+    /// list may lag behind other writers, not behind the process's own
+    /// successful writes (the Kubernetes store keeps them in its
+    /// expectations until its caches show them).
     Stale,
+    /// [`ReadFault::Stale`] without this process's writes read over it: a
+    /// cache lagging behind them too, as the Kubernetes store's would once
+    /// its expectations expired. Outside the stores' contract: no
+    /// reconciler can rule out a duplicate draft under it, but none may
+    /// remove a finalizer before its cleanup.
+    StaleRaw,
     /// A transient error.
     Error,
 }
 
 impl ReadFault {
-    /// Every read fault.
+    /// Every read fault the stores' contract allows.
     pub const ALL: [ReadFault; 2] = [ReadFault::Stale, ReadFault::Error];
+
+    /// Whether a list answer may be an earlier one.
+    pub fn is_stale(self) -> bool {
+        matches!(self, ReadFault::Stale | ReadFault::StaleRaw)
+    }
 }
 
 /// Faults drawn from a seed: each call is faulty with the given rate, the
@@ -191,11 +209,11 @@ impl FaultSchedule {
 
     /// Whether any read may be stale (list answers are then remembered).
     pub fn may_be_stale(&self) -> bool {
-        self.reads.values().any(|f| *f == ReadFault::Stale)
+        self.reads.values().any(|f| f.is_stale())
             || self
                 .seeded
                 .as_ref()
-                .is_some_and(|s| s.read_per_mille > 0 && s.read_faults.contains(&ReadFault::Stale))
+                .is_some_and(|s| s.read_per_mille > 0 && s.read_faults.iter().any(|f| f.is_stale()))
     }
 
     /// Whether the schedule injects nothing.
@@ -231,7 +249,55 @@ pub struct Injection {
     pub fault: Fault,
 }
 
-type Remembered = Box<dyn Any + Send>;
+/// A remembered list answer, with the number of this process's writes
+/// that it had seen.
+struct Remembered {
+    after_writes: usize,
+    answer: Box<dyn Any + Send>,
+}
+
+/// `(namespace, name)`.
+type Key = (String, String);
+
+/// This process's successful writes of PackageRevisions and
+/// PackageVariants, kept only while reads may be stale: each object's
+/// last write, numbered, as the call returned it (`None`: deleted).
+#[derive(Default)]
+struct OwnWrites {
+    count: usize,
+    revisions: HashMap<Key, (usize, Option<PackageRevision>)>,
+    variants: HashMap<Key, (usize, Option<PackageVariant>)>,
+}
+
+/// Replaces, in `answer`, the objects written after `after` by their last
+/// write; `keep` says whether an object belongs in the answer, `key`
+/// names it and `order` sorts the answer as the store does.
+fn read_over<T: Clone>(
+    answer: &mut Vec<T>,
+    written: &HashMap<Key, (usize, Option<T>)>,
+    after: usize,
+    key: impl Fn(&T) -> Key,
+    keep: impl Fn(&T) -> bool,
+    order: impl Fn(&T, &T) -> std::cmp::Ordering,
+) {
+    let newer: HashMap<&Key, &Option<T>> = written
+        .iter()
+        .filter(|(_, (n, _))| *n > after)
+        .map(|(k, (_, o))| (k, o))
+        .collect();
+    if newer.is_empty() {
+        return;
+    }
+    answer.retain(|o| !newer.contains_key(&key(o)));
+    answer.extend(
+        newer
+            .values()
+            .filter_map(|o| o.as_ref())
+            .filter(|o| keep(o))
+            .cloned(),
+    );
+    answer.sort_by(order);
+}
 
 /// Shared counters, the failure point and the fault schedule.
 #[derive(Default)]
@@ -247,6 +313,8 @@ pub struct FaultPlan {
     /// The last fresh answer of each list call (only when reads may be
     /// stale).
     answers: Mutex<HashMap<String, Remembered>>,
+    /// This process's writes (only when reads may be stale).
+    own: Mutex<OwnWrites>,
 }
 
 impl std::fmt::Debug for FaultPlan {
@@ -365,13 +433,16 @@ impl FaultPlan {
     }
 
     /// A list call: may fail, or return the answer the same call (`key`)
-    /// gave the previous time.
-    fn list<T: Clone + Send + 'static>(
+    /// gave the previous time; for [`ReadFault::Stale`], `read_over` then
+    /// applies the process's writes made after that answer (their number
+    /// then given).
+    fn list<I: Clone + Send + 'static>(
         &self,
         operation: &'static str,
         key: String,
-        f: impl FnOnce() -> StoreResult<T>,
-    ) -> StoreResult<T> {
+        read_over: impl FnOnce(&mut Vec<I>, &OwnWrites, usize),
+        f: impl FnOnce() -> StoreResult<Vec<I>>,
+    ) -> StoreResult<Vec<I>> {
         let n = self.reads.fetch_add(1, Ordering::Relaxed) + 1;
         let fault = self.schedule.read_fault(n);
         if fault == Some(ReadFault::Error) {
@@ -382,18 +453,49 @@ impl FaultPlan {
         if !self.schedule.may_be_stale() {
             return Ok(fresh);
         }
+        let own = self.own.lock().unwrap_or_else(|e| e.into_inner());
+        let remembered = Remembered {
+            after_writes: own.count,
+            answer: Box::new(fresh.clone()),
+        };
         let previous = self
             .answers
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(key, Box::new(fresh.clone()));
-        if fault == Some(ReadFault::Stale) {
-            if let Some(old) = previous.and_then(|b| b.downcast::<T>().ok()) {
-                self.note(operation, n, Fault::Read(ReadFault::Stale));
-                return Ok(*old);
-            }
+            .insert(key, remembered);
+        let Some(fault) = fault.filter(|f| f.is_stale()) else {
+            return Ok(fresh);
+        };
+        let Some((after, mut old)) =
+            previous.and_then(|r| Some((r.after_writes, r.answer.downcast::<Vec<I>>().ok()?)))
+        else {
+            return Ok(fresh);
+        };
+        self.note(operation, n, Fault::Read(fault));
+        if fault == ReadFault::Stale {
+            read_over(&mut old, &own, after);
         }
-        Ok(fresh)
+        Ok(*old)
+    }
+
+    /// Records this process's write of a PackageRevision (`None`: deleted).
+    fn own_revision(&self, key: Key, object: Option<PackageRevision>) {
+        if self.schedule.may_be_stale() {
+            let mut own = self.own.lock().unwrap_or_else(|e| e.into_inner());
+            own.count += 1;
+            let n = own.count;
+            own.revisions.insert(key, (n, object));
+        }
+    }
+
+    /// Records this process's write of a PackageVariant (`None`: deleted).
+    fn own_variant(&self, key: Key, object: Option<PackageVariant>) {
+        if self.schedule.may_be_stale() {
+            let mut own = self.own.lock().unwrap_or_else(|e| e.into_inner());
+            own.count += 1;
+            let n = own.count;
+            own.variants.insert(key, (n, object));
+        }
     }
 
     fn write<T>(
@@ -459,11 +561,47 @@ impl<S> Faulty<S> {
     }
 }
 
+impl<S> Faulty<S> {
+    /// Records a revision the call returned as this process's write.
+    fn revision_written(&self, out: StoreResult<PackageRevision>) -> StoreResult<PackageRevision> {
+        if let Ok(pr) = &out {
+            let key = (pr.metadata.namespace.clone(), pr.metadata.name.clone());
+            self.plan.own_revision(key, Some(pr.clone()));
+        }
+        out
+    }
+
+    /// Records a variant the call returned as this process's write (gone
+    /// when it is being deleted and has no finalizer left).
+    fn variant_written(&self, out: StoreResult<PackageVariant>) -> StoreResult<PackageVariant> {
+        if let Ok(pv) = &out {
+            let key = (pv.metadata.namespace.clone(), pv.metadata.name.clone());
+            let gone =
+                pv.metadata.deletion_timestamp.is_some() && pv.metadata.finalizers.is_empty();
+            self.plan.own_variant(key, (!gone).then(|| pv.clone()));
+        }
+        out
+    }
+}
+
+/// A list answer without this process's writes to read over it.
+fn nothing_over<I>(_: &mut Vec<I>, _: &OwnWrites, _: usize) {}
+
 impl<S: PackageRevisionStore> PackageRevisionStore for Faulty<S> {
     fn list(&self, namespace: &str, filter: &PrFilter) -> StoreResult<Vec<PackageRevision>> {
         let key = format!("PackageRevision {namespace} {filter:?}");
+        let over = |answer: &mut Vec<PackageRevision>, own: &OwnWrites, after: usize| {
+            read_over(
+                answer,
+                &own.revisions,
+                after,
+                |p| (p.metadata.namespace.clone(), p.metadata.name.clone()),
+                |p| p.metadata.namespace == namespace && filter.matches(p),
+                |a, b| a.metadata.name.cmp(&b.metadata.name),
+            );
+        };
         self.plan
-            .list("list", key, || self.inner.list(namespace, filter))
+            .list("list", key, over, || self.inner.list(namespace, filter))
     }
     fn get(&self, namespace: &str, name: &str) -> StoreResult<PackageRevision> {
         self.plan.read("get", || self.inner.get(namespace, name))
@@ -478,17 +616,17 @@ impl<S: PackageRevisionStore> PackageRevisionStore for Faulty<S> {
         name: &str,
         files: &Files,
     ) -> StoreResult<PackageRevision> {
-        self.plan.write("update_resources", || {
+        self.revision_written(self.plan.write("update_resources", || {
             self.inner.update_resources(ns, name, files)
-        })
+        }))
     }
     fn create(&self, new: NewRevision) -> StoreResult<PackageRevision> {
-        self.plan.write("create", || self.inner.create(new))
+        self.revision_written(self.plan.write("create", || self.inner.create(new)))
     }
     fn update_lifecycle(&self, ns: &str, name: &str, l: Lifecycle) -> StoreResult<PackageRevision> {
-        self.plan.write("update_lifecycle", || {
+        self.revision_written(self.plan.write("update_lifecycle", || {
             self.inner.update_lifecycle(ns, name, l)
-        })
+        }))
     }
     fn update_metadata(
         &self,
@@ -496,32 +634,48 @@ impl<S: PackageRevisionStore> PackageRevisionStore for Faulty<S> {
         name: &str,
         m: &ObjectMeta,
     ) -> StoreResult<PackageRevision> {
-        self.plan.write("update_metadata", || {
+        self.revision_written(self.plan.write("update_metadata", || {
             self.inner.update_metadata(ns, name, m)
-        })
+        }))
     }
     fn delete(&self, namespace: &str, name: &str) -> StoreResult<()> {
         self.plan
-            .write("delete", || self.inner.delete(namespace, name))
+            .write("delete", || self.inner.delete(namespace, name))?;
+        self.plan
+            .own_revision((namespace.to_string(), name.to_string()), None);
+        Ok(())
     }
 }
 
 impl<S: ObjectStore> ObjectStore for Faulty<S> {
     fn list_package_variants(&self, namespace: Option<&str>) -> StoreResult<Vec<PackageVariant>> {
         let key = format!("PackageVariant {namespace:?}");
-        self.plan.list("list_package_variants", key, || {
+        let over = |answer: &mut Vec<PackageVariant>, own: &OwnWrites, after: usize| {
+            read_over(
+                answer,
+                &own.variants,
+                after,
+                |p| (p.metadata.namespace.clone(), p.metadata.name.clone()),
+                |p| namespace.is_none_or(|ns| p.metadata.namespace == ns),
+                |a, b| {
+                    (&a.metadata.namespace, &a.metadata.name)
+                        .cmp(&(&b.metadata.namespace, &b.metadata.name))
+                },
+            );
+        };
+        self.plan.list("list_package_variants", key, over, || {
             self.inner.list_package_variants(namespace)
         })
     }
     fn create_package_variant(&self, pv: &PackageVariant) -> StoreResult<PackageVariant> {
-        self.plan.write("create_package_variant", || {
+        self.variant_written(self.plan.write("create_package_variant", || {
             self.inner.create_package_variant(pv)
-        })
+        }))
     }
     fn update_package_variant(&self, pv: &PackageVariant) -> StoreResult<PackageVariant> {
-        self.plan.write("update_package_variant", || {
+        self.variant_written(self.plan.write("update_package_variant", || {
             self.inner.update_package_variant(pv)
-        })
+        }))
     }
     fn update_package_variant_status(&self, pv: &PackageVariant) -> StoreResult<()> {
         self.plan.write("update_package_variant_status", || {
@@ -531,16 +685,29 @@ impl<S: ObjectStore> ObjectStore for Faulty<S> {
     fn delete_package_variant(&self, namespace: &str, name: &str) -> StoreResult<()> {
         self.plan.write("delete_package_variant", || {
             self.inner.delete_package_variant(namespace, name)
-        })
+        })?;
+        if self.plan.schedule.may_be_stale() {
+            // A variant with finalizers is only marked for deletion: the
+            // call returns it (the Kubernetes API does), else it is gone.
+            let marked = self
+                .inner
+                .list_package_variants(Some(namespace))?
+                .into_iter()
+                .find(|pv| pv.metadata.name == name);
+            self.plan
+                .own_variant((namespace.to_string(), name.to_string()), marked);
+        }
+        Ok(())
     }
     fn list_package_variant_sets(
         &self,
         namespace: Option<&str>,
     ) -> StoreResult<Vec<PackageVariantSet>> {
         let key = format!("PackageVariantSet {namespace:?}");
-        self.plan.list("list_package_variant_sets", key, || {
-            self.inner.list_package_variant_sets(namespace)
-        })
+        self.plan
+            .list("list_package_variant_sets", key, nothing_over, || {
+                self.inner.list_package_variant_sets(namespace)
+            })
     }
     fn update_package_variant_set_status(&self, pvs: &PackageVariantSet) -> StoreResult<()> {
         self.plan.write("update_package_variant_set_status", || {
@@ -549,14 +716,15 @@ impl<S: ObjectStore> ObjectStore for Faulty<S> {
     }
     fn list_repositories(&self, namespace: &str) -> StoreResult<Vec<Repository>> {
         let key = format!("Repository {namespace}");
-        self.plan.list("list_repositories", key, || {
+        self.plan.list("list_repositories", key, nothing_over, || {
             self.inner.list_repositories(namespace)
         })
     }
     fn list_objects(&self, namespace: &str) -> StoreResult<Vec<Value>> {
         let key = format!("objects {namespace}");
-        self.plan
-            .list("list_objects", key, || self.inner.list_objects(namespace))
+        self.plan.list("list_objects", key, nothing_over, || {
+            self.inner.list_objects(namespace)
+        })
     }
 }
 
@@ -628,12 +796,12 @@ mod tests {
     }
 
     #[test]
-    fn a_stale_list_returns_the_previous_answer_of_the_same_call() {
+    fn a_raw_stale_list_returns_the_previous_answer_of_the_same_call() {
         let mem = MemoryRevisions::new();
         let plan = FaultPlan::scheduled(
             FaultSchedule::new()
-                .read(1, ReadFault::Stale)
-                .read(3, ReadFault::Stale)
+                .read(1, ReadFault::StaleRaw)
+                .read(3, ReadFault::StaleRaw)
                 .read(4, ReadFault::Error),
         );
         let s = Faulty::new(&mem, plan.clone());
@@ -651,6 +819,49 @@ mod tests {
         assert_eq!(s.list("ns", &other).unwrap().len(), 2);
         assert_eq!(plan.injected().len(), 2);
         assert_eq!(plan.counts().reads, 6);
+    }
+
+    #[test]
+    fn a_stale_list_lags_behind_others_but_shows_the_process_own_writes() {
+        let mem = MemoryRevisions::new();
+        let stale = [2, 3, 4, 5];
+        let plan = FaultPlan::scheduled(
+            stale
+                .iter()
+                .fold(FaultSchedule::new(), |s, n| s.read(*n, ReadFault::Stale)),
+        );
+        let s = Faulty::new(&mem, plan.clone());
+        mem.create(draft("a")).unwrap();
+        mem.create(draft("gone")).unwrap();
+        assert_eq!(names(&s), vec!["r.p.a", "r.p.gone"]);
+        // Another writer's draft is not seen; this process's are, and its
+        // deletion too.
+        mem.create(draft("other")).unwrap();
+        s.create(draft("mine")).unwrap();
+        s.delete("ns", "r.p.gone").unwrap();
+        assert_eq!(names(&s), vec!["r.p.a", "r.p.mine"]);
+        // Only objects the filter selects are added.
+        let mut elsewhere = draft("x");
+        elsewhere.revision.spec.package_name = "q".into();
+        s.create(elsewhere).unwrap();
+        let filter = PrFilter::package("r", "p");
+        assert_eq!(
+            s.list("ns", &filter).unwrap().len(),
+            3,
+            "fresh: a, mine, other"
+        );
+        assert_eq!(s.list("ns", &filter).unwrap().len(), 3, "stale, q left out");
+        // A write this process made before the remembered answer was
+        // already in it; lifecycle changes are read over too.
+        s.update_lifecycle("ns", "r.p.mine", Lifecycle::Proposed)
+            .unwrap();
+        let listed = s.list("ns", &PrFilter::default()).unwrap();
+        let mine = listed.iter().find(|p| p.metadata.name == "r.p.mine");
+        assert_eq!(mine.map(|p| p.spec.lifecycle), Some(Lifecycle::Proposed));
+        let listed: Vec<&str> = listed.iter().map(|p| p.metadata.name.as_str()).collect();
+        assert_eq!(listed, ["r.p.a", "r.p.mine", "r.p.other", "r.q.x"]);
+        // Read 3 had no earlier answer to repeat.
+        assert_eq!(plan.injected().len(), stale.len() - 1);
     }
 
     #[test]

@@ -13,6 +13,13 @@
 //! Every write method is atomic on its own: it happens completely or not
 //! at all (the Git backend orders its ref updates so that an interrupted
 //! write leaves a state the next listing reads consistently).
+//!
+//! Reads may lag behind other writers' writes (the Kubernetes backend reads
+//! informer caches), but not behind the caller's own successful writes: a
+//! list shows the drafts and variants the process has just created,
+//! changed or deleted. The reconcilers rely on it to create no second
+//! draft; the Kubernetes backend keeps its writes over its caches until
+//! they show them ([`crate::kube::recent`]).
 
 pub mod faulty;
 pub mod git;
