@@ -12,6 +12,7 @@ use kube::runtime::controller::Action;
 use kube_support::*;
 use porch_variants::kube::controller::{self, Context};
 use porch_variants::kube::store::KubeStore;
+use porch_variants::store::{ObjectStore, PackageRevisionStore, PrFilter};
 use pv_core::api::{PackageRevision, PackageVariant};
 use pv_core::variantset::PackageVariantSet;
 use serde_json::{json, Value};
@@ -154,6 +155,20 @@ impl Cluster {
 
     fn lines(&self) -> Vec<String> {
         lines(&self.server)
+    }
+
+    /// Runs `f` on a store over the cluster's caches and the controller's
+    /// recent writes (on a blocking thread, as a reconcile does).
+    async fn with_store<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&KubeStore) -> T + Send + 'static,
+    ) -> T {
+        let ctx = &self.ctx;
+        let (client, caches, recent) = (ctx.client.clone(), ctx.caches.clone(), ctx.recent.clone());
+        let handle = tokio::runtime::Handle::current();
+        tokio::task::spawn_blocking(move || f(&KubeStore::sharing(client, caches, handle, recent)))
+            .await
+            .expect("joins")
     }
 
     fn take(&self) -> Vec<Call> {
@@ -599,6 +614,13 @@ async fn orphan_policy_drops_ownership_then_removes_finalizer() {
             "{call:?}"
         );
     }
+    // With its finalizer gone the variant is gone: it is not read as the
+    // update's answer until the watch shows the deletion.
+    let listed = c
+        .with_store(|store| store.list_package_variants(Some(NS)))
+        .await
+        .expect("lists");
+    assert!(listed.is_empty(), "{listed:#?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -723,6 +745,37 @@ async fn set_creates_updates_and_deletes_children() {
     assert_eq!(condition(&calls[3].body["status"], "Ready").0, "True");
 }
 
+/// Porch answers a revision's deletion with the revision as it was, not
+/// marked: until the watch shows the deletion, the store reads the draft as
+/// gone, not as that answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_draft_reads_as_gone() {
+    let mut c = Cluster::new();
+    let draft = revision(
+        "edge-1",
+        "web",
+        "packagevariant-1",
+        0,
+        "Draft",
+        None,
+        Some("pv1"),
+    );
+    c.add_revision(&draft, blueprint("web:1.0"));
+    let (deleted, listed) = c
+        .with_store(|store| {
+            let deleted = store.delete(NS, "edge-1.web.packagevariant-1");
+            (deleted, store.list(NS, &PrFilter::default()))
+        })
+        .await;
+    deleted.expect("deletes");
+    let names: Vec<String> = listed
+        .expect("lists")
+        .into_iter()
+        .map(|p| p.metadata.name)
+        .collect();
+    assert_eq!(names, ["blueprints.web.v1"]);
+}
+
 /// A child deleted while it has a finalizer is only marked: until the watch
 /// shows it, the store reads it as the API server returned it, terminating,
 /// not as gone.
@@ -746,19 +799,10 @@ async fn a_deleted_child_with_a_finalizer_reads_as_terminating() {
     assert!(c
         .lines()
         .contains(&format!("DELETE {PV_PATH}/fleet-edge-3-web")));
-    let (client, caches, recent) = (
-        c.ctx.client.clone(),
-        c.ctx.caches.clone(),
-        c.ctx.recent.clone(),
-    );
-    let handle = tokio::runtime::Handle::current();
-    let listed = tokio::task::spawn_blocking(move || {
-        use porch_variants::store::ObjectStore;
-        KubeStore::sharing(client, caches, handle, recent).list_package_variants(Some(NS))
-    })
-    .await
-    .expect("joins")
-    .expect("lists");
+    let listed = c
+        .with_store(|store| store.list_package_variants(Some(NS)))
+        .await
+        .expect("lists");
     let terminating = listed
         .iter()
         .find(|pv| pv.metadata.name == "fleet-edge-3-web")

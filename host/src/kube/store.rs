@@ -192,7 +192,7 @@ impl KubeStore {
             .handle
             .block_on(api.replace(&name, &PostParams::default(), pr))
             .map_err(|e| api_error("PackageRevision", &ns, &name, what, e))?;
-        self.remember(&ns, &name, Some(&out));
+        self.remember(&ns, &name, remaining(out.clone(), false).as_ref());
         Ok(out)
     }
 
@@ -245,6 +245,25 @@ impl KubeStore {
             .map_err(|e| api_error(kind, ns, name, "apply the status of", e))?;
         Ok(())
     }
+}
+
+/// What is left of an object after a write the API server answered with
+/// `answer` (`deletion`: the write was a DELETE): `None` when it is gone.
+///
+/// A deletion leaves the object only when it is marked and a finalizer
+/// holds it (Porch answers a revision's deletion with the object as it
+/// was, unmarked, and it is gone); an update that removes the last
+/// finalizer of a marked object ends it.
+fn remaining<K: kube::Resource>(answer: K, deletion: bool) -> Option<K> {
+    let meta = answer.meta();
+    let marked = meta.deletion_timestamp.is_some();
+    let held = meta.finalizers.as_ref().is_some_and(|f| !f.is_empty());
+    let gone = if deletion {
+        !(marked && held)
+    } else {
+        marked && !held
+    };
+    (!gone).then_some(answer)
 }
 
 fn not_found(ns: &str, name: &str) -> StoreError {
@@ -406,13 +425,12 @@ impl PackageRevisionStore for KubeStore {
     fn delete(&self, namespace: &str, name: &str) -> StoreResult<()> {
         self.may_write(|| format!("delete PackageRevision {namespace}/{name}"))?;
         let api = self.api::<PackageRevision>(namespace);
-        // With finalizers (a user's), a revision is only marked.
-        let marked = self
+        let answer = self
             .handle
             .block_on(api.delete(name, &DeleteParams::default()))
-            .map_err(|e| api_error("PackageRevision", namespace, name, "delete", e))?
-            .left();
-        self.remember(namespace, name, marked.as_ref());
+            .map_err(|e| api_error("PackageRevision", namespace, name, "delete", e))?;
+        let left = answer.left().and_then(|pr| remaining(pr, true));
+        self.remember(namespace, name, left.as_ref());
         Ok(())
     }
 }
@@ -467,7 +485,7 @@ impl ObjectStore for KubeStore {
             .handle
             .block_on(api.replace(name, &PostParams::default(), &obj))
             .map_err(|e| api_error("PackageVariant", ns, name, "update", e))?;
-        self.remember_variant(ns, name, Some(&out));
+        self.remember_variant(ns, name, remaining(out.clone(), false).as_ref());
         to_core(&out)
     }
 
@@ -484,14 +502,12 @@ impl ObjectStore for KubeStore {
     fn delete_package_variant(&self, namespace: &str, name: &str) -> StoreResult<()> {
         self.may_write(|| format!("delete PackageVariant {namespace}/{name}"))?;
         let api = self.api::<PackageVariant>(namespace);
-        // A variant with finalizers is only marked for deletion: the API
-        // server returns it, terminating, and it is read as that.
-        let marked = self
+        let answer = self
             .handle
             .block_on(api.delete(name, &DeleteParams::default()))
-            .map_err(|e| api_error("PackageVariant", namespace, name, "delete", e))?
-            .left();
-        self.remember_variant(namespace, name, marked.as_ref());
+            .map_err(|e| api_error("PackageVariant", namespace, name, "delete", e))?;
+        let left = answer.left().and_then(|pv| remaining(pv, true));
+        self.remember_variant(namespace, name, left.as_ref());
         Ok(())
     }
 

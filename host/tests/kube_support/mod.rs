@@ -186,8 +186,14 @@ fn answer_object(state: &Shared, call: &Call) -> (StatusCode, Value) {
             s.files.entry(name).or_default();
             (StatusCode::CREATED, body)
         }
-        ("DELETE", _) => match s.marked.get(&name) {
+        ("DELETE", plural) => match s.marked.get(&name) {
             Some(object) => (StatusCode::OK, object.clone()),
+            // Porch answers with the revision as it was before.
+            None if plural == "packagerevisions" => (
+                StatusCode::OK,
+                json!({"apiVersion": "porch.kpt.dev/v1alpha1", "kind": "PackageRevision",
+                       "metadata": {"name": name, "namespace": ns, "resourceVersion": rv}}),
+            ),
             None => (StatusCode::OK, status(200, "", "deleted")),
         },
         ("POST", _) => {
