@@ -1563,8 +1563,7 @@ fn a_stale_list_during_deletion_keeps_the_finalizer_until_cleanup() {
 
 /// A case the property test found: a variant deleted and re-created while
 /// one process keeps its stale cache across the events.
-#[test]
-fn a_recreated_variant_under_a_stale_cache_owns_one_draft() {
+fn stale_cache_across_a_recreated_variant(fault: ReadFault) -> Result<(), String> {
     let variant = |injector, adopt, manual| VariantSpec {
         repo: 0,
         region: 0,
@@ -1589,7 +1588,7 @@ fn a_recreated_variant_under_a_stale_cache_owns_one_draft() {
                 write_per_mille: 0,
                 read_per_mille: 674,
                 write_faults: vec![],
-                read_faults: vec![ReadFault::Stale],
+                read_faults: vec![fault],
             }),
             ..FaultSchedule::new()
         },
@@ -1626,5 +1625,16 @@ fn a_recreated_variant_under_a_stale_cache_owns_one_draft() {
             },
         ],
     };
-    run_case(&case).unwrap();
+    run_case(&case)
+}
+
+/// ... with lists that lag behind the user's writes only, as the stores
+/// promise, the re-created variant owns one draft. A list that also hid
+/// the process's own writes (`StaleRaw`) would have made it two: the
+/// case does reach the hazard.
+#[test]
+fn a_recreated_variant_under_a_stale_cache_owns_one_draft() {
+    stale_cache_across_a_recreated_variant(ReadFault::Stale).unwrap();
+    let raw = stale_cache_across_a_recreated_variant(ReadFault::StaleRaw).unwrap_err();
+    assert!(raw.contains("owns 2 open drafts"), "{raw}");
 }

@@ -616,9 +616,11 @@ impl<S: PackageRevisionStore> PackageRevisionStore for Faulty<S> {
         name: &str,
         files: &Files,
     ) -> StoreResult<PackageRevision> {
-        self.revision_written(self.plan.write("update_resources", || {
+        // Not read over stale lists: the Kubernetes store does not record
+        // resource updates either (they change no field a list shows).
+        self.plan.write("update_resources", || {
             self.inner.update_resources(ns, name, files)
-        }))
+        })
     }
     fn create(&self, new: NewRevision) -> StoreResult<PackageRevision> {
         self.revision_written(self.plan.write("create", || self.inner.create(new)))
@@ -691,9 +693,9 @@ impl<S: ObjectStore> ObjectStore for Faulty<S> {
             // call returns it (the Kubernetes API does), else it is gone.
             let marked = self
                 .inner
-                .list_package_variants(Some(namespace))?
-                .into_iter()
-                .find(|pv| pv.metadata.name == name);
+                .list_package_variants(Some(namespace))
+                .ok()
+                .and_then(|all| all.into_iter().find(|pv| pv.metadata.name == name));
             self.plan
                 .own_variant((namespace.to_string(), name.to_string()), marked);
         }
@@ -840,19 +842,19 @@ mod tests {
         s.create(draft("mine")).unwrap();
         s.delete("ns", "r.p.gone").unwrap();
         assert_eq!(names(&s), vec!["r.p.a", "r.p.mine"]);
-        // Only objects the filter selects are added.
-        let mut elsewhere = draft("x");
-        elsewhere.revision.spec.package_name = "q".into();
-        s.create(elsewhere).unwrap();
+        // Only the objects the call selects are added: another package or
+        // namespace is left out.
         let filter = PrFilter::package("r", "p");
-        assert_eq!(
-            s.list("ns", &filter).unwrap().len(),
-            3,
-            "fresh: a, mine, other"
-        );
-        assert_eq!(s.list("ns", &filter).unwrap().len(), 3, "stale, q left out");
-        // A write this process made before the remembered answer was
-        // already in it; lifecycle changes are read over too.
+        let fresh = s.list("ns", &filter).unwrap();
+        assert_eq!(fresh.len(), 3, "read 3, fresh: a, mine, other");
+        let mut package = draft("x");
+        package.revision.spec.package_name = "q".into();
+        s.create(package).unwrap();
+        let mut namespace = draft("y");
+        namespace.revision.metadata.namespace = "ns2".into();
+        s.create(namespace).unwrap();
+        assert_eq!(s.list("ns", &filter).unwrap(), fresh, "read 4, stale");
+        // Changes of an object are read over too.
         s.update_lifecycle("ns", "r.p.mine", Lifecycle::Proposed)
             .unwrap();
         let listed = s.list("ns", &PrFilter::default()).unwrap();
@@ -862,6 +864,53 @@ mod tests {
         assert_eq!(listed, ["r.p.a", "r.p.mine", "r.p.other", "r.q.x"]);
         // Read 3 had no earlier answer to repeat.
         assert_eq!(plan.injected().len(), stale.len() - 1);
+    }
+
+    #[test]
+    fn a_stale_list_of_variants_shows_the_process_own_creations_and_deletions() {
+        let objects = MemoryObjects::new("now");
+        let plan = FaultPlan::scheduled(
+            [2, 3, 4]
+                .iter()
+                .fold(FaultSchedule::new(), |s, n| s.read(*n, ReadFault::Stale)),
+        );
+        let s = Faulty::new(&objects, plan.clone());
+        let variant = |name: &str, finalizer: bool| {
+            let mut pv = PackageVariant::default();
+            pv.metadata.namespace = "ns".into();
+            pv.metadata.name = name.into();
+            if finalizer {
+                pv.metadata.finalizers = vec!["f".into()];
+            }
+            pv
+        };
+        let listed = |s: &Faulty<&MemoryObjects>| -> Vec<(String, bool)> {
+            s.list_package_variants(None)
+                .unwrap()
+                .into_iter()
+                .map(|p| (p.metadata.name, p.metadata.deletion_timestamp.is_some()))
+                .collect()
+        };
+        let named = |names: &[(&str, bool)]| -> Vec<(String, bool)> {
+            names.iter().map(|(n, d)| (n.to_string(), *d)).collect()
+        };
+        assert!(listed(&s).is_empty());
+        objects
+            .create_package_variant(&variant("theirs", false))
+            .unwrap();
+        s.create_package_variant(&variant("mine", true)).unwrap();
+        s.create_package_variant(&variant("plain", false)).unwrap();
+        assert_eq!(listed(&s), named(&[("mine", false), ("plain", false)]));
+        // Deleting one with a finalizer marks it; the other is gone.
+        s.delete_package_variant("ns", "mine").unwrap();
+        s.delete_package_variant("ns", "plain").unwrap();
+        assert_eq!(listed(&s), named(&[("mine", true), ("theirs", false)]));
+        // Removing the last finalizer of a marked variant ends it.
+        let mut mine = objects.package_variant("ns", "mine").unwrap();
+        mine.metadata.finalizers.clear();
+        s.update_package_variant(&mine).unwrap();
+        assert_eq!(listed(&s), named(&[("theirs", false)]));
+        assert_eq!(plan.injected().len(), 3);
     }
 
     #[test]
