@@ -276,6 +276,9 @@ struct World {
     removed: RefCell<BTreeSet<String>>,
     last: RefCell<Snapshot>,
     violations: RefCell<Vec<String>>,
+    /// A user's edit (draft, replica count) made right after the next
+    /// read of that draft's files by a reconcile.
+    edit_at_read: RefCell<Option<(String, String)>>,
 }
 
 fn pv_object(name: &str, uid: &str, v: &VariantSpec, package: &str, adopt: bool) -> PackageVariant {
@@ -423,6 +426,7 @@ impl World {
             last: RefCell::default(),
             removed: RefCell::default(),
             violations: RefCell::default(),
+            edit_at_read: RefCell::default(),
         };
         let mut up = Repository::default();
         up.metadata.name = UPSTREAM_REPO.into();
@@ -624,7 +628,7 @@ impl World {
                 };
                 files.insert("deployment.yaml".into(), set_replicas(&text, &value));
                 self.revisions
-                    .update_resources(NS, &d.metadata.name, &files)
+                    .update_resources(NS, &d.metadata.name, &files, "")
                     .expect("edit");
                 let key = (d.spec.repository.clone(), d.spec.package_name.clone());
                 let exempt = prs
@@ -897,15 +901,31 @@ impl PackageRevisionStore for Watch<'_> {
         self.world.revisions.get(namespace, name)
     }
     fn resources(&self, namespace: &str, name: &str) -> StoreResult<PackageRevisionResources> {
-        self.world.revisions.resources(namespace, name)
+        let read = self.world.revisions.resources(namespace, name)?;
+        let edit = self
+            .world
+            .edit_at_read
+            .borrow_mut()
+            .take_if(|(n, _)| n == name);
+        if let Some((_, value)) = edit {
+            let mut files = read.spec.resources.clone().unwrap_or_default();
+            if let Some(text) = files.get("deployment.yaml").cloned() {
+                files.insert("deployment.yaml".into(), set_replicas(&text, &value));
+            }
+            self.world
+                .revisions
+                .update_resources(namespace, name, &files, "")?;
+        }
+        Ok(read)
     }
     fn update_resources(
         &self,
         ns: &str,
         name: &str,
         files: &Files,
+        read: &str,
     ) -> StoreResult<PackageRevision> {
-        self.world.revisions.update_resources(ns, name, files)
+        self.world.revisions.update_resources(ns, name, files, read)
     }
     fn create(&self, new: NewRevision) -> StoreResult<PackageRevision> {
         self.world.revisions.create(new)
@@ -1418,7 +1438,7 @@ fn the_checker_reports_a_lost_local_edit() {
     let text = files["deployment.yaml"].clone();
     files.insert("deployment.yaml".into(), set_replicas(&text, "2"));
     w.revisions
-        .update_resources(NS, &draft.metadata.name, &files)
+        .update_resources(NS, &draft.metadata.name, &files, "")
         .unwrap();
     let err = w.check("edit overwritten").unwrap_err();
     assert!(err.contains("local edit lost"), "{err}");
@@ -1637,4 +1657,29 @@ fn a_recreated_variant_under_a_stale_cache_owns_one_draft() {
     stale_cache_across_a_recreated_variant(ReadFault::Stale).unwrap();
     let raw = stale_cache_across_a_recreated_variant(ReadFault::StaleRaw).unwrap_err();
     assert!(raw.contains("owns 2 open drafts"), "{raw}");
+}
+
+/// A user's edit of a draft made while a reconcile mutates that draft
+/// (after the reconcile read the files, before it wrote them) is not
+/// overwritten: the write is refused as a conflict, and the next pass
+/// mutates the edited files.
+#[test]
+fn an_edit_made_while_a_draft_is_mutated_survives() {
+    let mut w = World::new(&small_fleet());
+    w.settle().unwrap();
+    w.check("cloned").unwrap();
+    let draft = w
+        .all_revisions()
+        .into_iter()
+        .find(|p| p.spec.lifecycle == Lifecycle::Draft && p.spec.repository == "edge-1")
+        .expect("the clone draft");
+    let name = draft.metadata.name;
+    w.apply(&UserEvent::ChangeContext { slot: 0, region: 1 });
+    *w.edit_at_read.borrow_mut() = Some((name.clone(), "42".into()));
+    w.settle().unwrap();
+    assert!(w.edit_at_read.borrow().is_none(), "the draft was read");
+    let files = w.files(&name);
+    assert_eq!(replicas(&files).as_deref(), Some("42"), "{files:#?}");
+    let context = files.get("package-context.yaml").expect("package context");
+    assert!(context.contains(REGIONS[1]), "{context}");
 }

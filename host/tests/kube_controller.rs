@@ -745,6 +745,48 @@ async fn set_creates_updates_and_deletes_children() {
     assert_eq!(condition(&calls[3].body["status"], "Ready").0, "True");
 }
 
+/// A draft's files that changed after a reconcile read them (a user's edit)
+/// are not overwritten: the update is refused before any write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_changed_since_they_were_read_are_not_overwritten() {
+    let mut c = Cluster::new();
+    let draft = revision(
+        "edge-1",
+        "web",
+        "packagevariant-1",
+        0,
+        "Draft",
+        None,
+        Some("pv1"),
+    );
+    c.add_revision(&draft, blueprint("web:1.0"));
+    let name = draft.metadata.name.clone();
+    let (read, edited, stale) = c
+        .with_store(move |store| {
+            let read = store.resources(NS, &name).expect("reads");
+            let version = read.metadata.resource_version.clone();
+            let files = read.spec.resources.clone().unwrap_or_default();
+            let edited = store.update_resources(NS, &name, &files, &version);
+            let stale = store.update_resources(NS, &name, &BTreeMap::new(), &version);
+            (read, edited, stale)
+        })
+        .await;
+    assert_eq!(read.metadata.resource_version, "1");
+    edited.expect("the first update, at the version read");
+    let err = stale.expect_err("an update at the version read before it");
+    assert!(
+        err.to_string().contains("changed since they were read"),
+        "{err}"
+    );
+    let puts = c
+        .lines()
+        .iter()
+        .filter(|l| l.starts_with("PUT") && l.contains("packagerevisionresources"))
+        .count();
+    assert_eq!(puts, 1);
+    assert_eq!(c.files("edge-1.web.packagevariant-1"), blueprint("web:1.0"));
+}
+
 /// Porch answers a revision's deletion with the revision as it was, not
 /// marked: until the watch shows the deletion, the store reads the draft as
 /// gone, not as that answer.

@@ -11,7 +11,7 @@ use porch_variants::reconcile::{run_to_fixed_point, Ctx, NoProgress, ReconcileEr
 use porch_variants::store::faulty::{FaultPlan, Faulty};
 use porch_variants::store::git::{init_bare, GitRepoConfig, GitRevisions};
 use porch_variants::store::memory::MemoryObjects;
-use porch_variants::store::{Files, ObjectStore, PackageRevisionStore, PrFilter};
+use porch_variants::store::{Files, ObjectStore, PackageRevisionStore, PrFilter, StoreError};
 use pv_core::api::package_revision::Lifecycle;
 use pv_core::api::{PackageContext, PackageRevision, PackageVariant};
 use pv_core::variantset::{PackageVariantSet, Repository};
@@ -308,7 +308,7 @@ fn approving_publishes_v1_and_marks_latest_then_upstream_v2_upgrades_keeping_loc
         let mut files = f.files(&name);
         let d = files["deployment.yaml"].replace("replicas: 2", "replicas: 5");
         files.insert("deployment.yaml".into(), d);
-        git.update_resources(NS, &name, &files).unwrap();
+        git.update_resources(NS, &name, &files, "").unwrap();
     }
     f.approve_all();
     for i in 1..=2 {
@@ -997,4 +997,43 @@ fn a_draft_another_process_made_is_not_overwritten() {
         .map(|o| o.uid.as_str())
         .collect();
     assert_eq!(owners, ["second"]);
+}
+
+#[test]
+fn files_another_process_changed_since_they_were_read_are_not_overwritten() {
+    let (_tmp, path, first) = one_repository();
+    let name = proposed(&first, "ws");
+    first.update_lifecycle(NS, &name, Lifecycle::Draft).unwrap();
+    let read = first.resources(NS, &name).unwrap();
+    assert!(!read.metadata.resource_version.is_empty());
+    // Another process (a user) edits the draft.
+    let second = GitRevisions::open(store_configs(&path)).unwrap();
+    let edited = blueprint("web:2.0");
+    second.update_resources(NS, &name, &edited, "").unwrap();
+    let err = first
+        .update_resources(
+            NS,
+            &name,
+            &blueprint("web:3.0"),
+            &read.metadata.resource_version,
+        )
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Conflict(_)), "{err}");
+    let now = GitRevisions::open(store_configs(&path)).unwrap();
+    let files = now.resources(NS, &name).unwrap();
+    assert_eq!(files.spec.resources, Some(edited));
+    // At the version read now, the update goes through.
+    first
+        .update_resources(
+            NS,
+            &name,
+            &blueprint("web:3.0"),
+            &files.metadata.resource_version,
+        )
+        .unwrap();
+    let later = GitRevisions::open(store_configs(&path)).unwrap();
+    assert_eq!(
+        later.resources(NS, &name).unwrap().spec.resources,
+        Some(blueprint("web:3.0"))
+    );
 }

@@ -203,9 +203,21 @@ impl KubeStore {
             .map_err(|e| api_error("PackageRevisionResources", ns, name, "get", e))
     }
 
-    fn put_files(&self, ns: &str, name: &str, files: &Files) -> StoreResult<()> {
+    /// Replaces the files of `ns/name` if they are still at the version
+    /// `read` (empty: whatever they are); the API server checks the
+    /// version again at the update.
+    fn put_files(&self, ns: &str, name: &str, files: &Files, read: &str) -> StoreResult<()> {
         self.may_write(|| format!("update PackageRevisionResources {ns}/{name}"))?;
         let mut prr = self.get_prr(ns, name)?;
+        if !read.is_empty() {
+            let now = prr.metadata.resource_version.clone().unwrap_or_default();
+            if now != read {
+                return Err(StoreError::Conflict(format!(
+                    "the resources of {ns}/{name} changed since they were read \
+                     (resourceVersion {read}, now {now})"
+                )));
+            }
+        }
         prr.spec.resources = Some(files.clone());
         let api = self.api::<PackageRevisionResources>(ns);
         let out = self
@@ -337,8 +349,14 @@ impl PackageRevisionStore for KubeStore {
         to_core(&self.get_prr(namespace, name)?)
     }
 
-    fn update_resources(&self, ns: &str, name: &str, files: &Files) -> StoreResult<CorePr> {
-        self.put_files(ns, name, files)?;
+    fn update_resources(
+        &self,
+        ns: &str,
+        name: &str,
+        files: &Files,
+        read: &str,
+    ) -> StoreResult<CorePr> {
+        self.put_files(ns, name, files, read)?;
         self.get(ns, name)
     }
 
@@ -376,7 +394,7 @@ impl PackageRevisionStore for KubeStore {
         // too, so that no unmutated draft stays; if that delete fails as
         // well, the draft carries its owner, and the next reconcile finds
         // it and writes its content.
-        if let Err(e) = self.put_files(&ns, &name, &new.files) {
+        if let Err(e) = self.put_files(&ns, &name, &new.files, "") {
             if let Err(cleanup) = self.delete(&ns, &name) {
                 tracing::warn!(
                     namespace = %ns,

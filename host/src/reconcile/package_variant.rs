@@ -212,13 +212,8 @@ impl Exec<'_, '_> {
     ) -> Result<String, ReconcileError> {
         let ns = target.metadata.namespace.clone();
         let name = target.metadata.name.clone();
-        let files = self
-            .ctx
-            .revisions
-            .resources(&ns, &name)?
-            .spec
-            .resources
-            .unwrap_or_default();
+        let read = self.ctx.revisions.resources(&ns, &name)?;
+        let files = read.spec.resources.unwrap_or_default();
         let mutated = self.mutate(&name, &files)?;
         if !mutated.changed {
             return Ok(name);
@@ -241,9 +236,12 @@ impl Exec<'_, '_> {
                 Ok(created.metadata.name)
             }
             None => {
-                self.ctx
-                    .revisions
-                    .update_resources(&ns, &name, &mutated.files)?;
+                self.ctx.revisions.update_resources(
+                    &ns,
+                    &name,
+                    &mutated.files,
+                    &read.metadata.resource_version,
+                )?;
                 self.event(
                     "mutated draft",
                     format!("{name} (changed: {})", mutated.changed_files.join(", ")),

@@ -615,11 +615,12 @@ impl<S: PackageRevisionStore> PackageRevisionStore for Faulty<S> {
         ns: &str,
         name: &str,
         files: &Files,
+        read: &str,
     ) -> StoreResult<PackageRevision> {
         // Not read over stale lists: the Kubernetes store does not record
         // resource updates either (they change no field a list shows).
         self.plan.write("update_resources", || {
-            self.inner.update_resources(ns, name, files)
+            self.inner.update_resources(ns, name, files, read)
         })
     }
     fn create(&self, new: NewRevision) -> StoreResult<PackageRevision> {

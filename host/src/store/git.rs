@@ -830,7 +830,10 @@ impl PackageRevisionStore for GitRevisions {
             e.commit,
             &pkg_path(&h.cfg, &e.pr.spec.package_name),
         )?;
-        Ok(resources_of(&e.pr, files))
+        let mut prr = resources_of(&e.pr, files);
+        // The version is the commit the files were read from.
+        prr.metadata.resource_version = e.commit.to_string();
+        Ok(prr)
     }
 
     fn update_resources(
@@ -838,12 +841,20 @@ impl PackageRevisionStore for GitRevisions {
         ns: &str,
         name: &str,
         files: &Files,
+        read: &str,
     ) -> StoreResult<PackageRevision> {
         let (h, e) = self.find(ns, name)?;
         if e.pr.spec.lifecycle != Lifecycle::Draft {
             return Err(StoreError::Conflict(format!(
                 "cannot update the resources of {name}: it is {:?}, not a draft",
                 e.pr.spec.lifecycle
+            )));
+        }
+        // The ref update below also fails if the draft moves on meanwhile.
+        if !read.is_empty() && read != e.commit.to_string() {
+            return Err(StoreError::Conflict(format!(
+                "the resources of {name} changed since they were read (commit {read}, now {})",
+                e.commit
             )));
         }
         {

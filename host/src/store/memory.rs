@@ -36,6 +36,8 @@ pub fn check_transition(from: Lifecycle, to: Lifecycle) -> Result<(), String> {
 struct Rev {
     pr: PackageRevision,
     files: Files,
+    /// The files' version: 1 at creation, one more at each update.
+    files_version: u64,
 }
 
 /// PackageRevisions in memory, laid out as [`super::git`] lays them out
@@ -107,7 +109,9 @@ impl PackageRevisionStore for MemoryRevisions {
         let r = revs
             .get(&(namespace.to_string(), name.to_string()))
             .ok_or_else(|| not_found(namespace, name))?;
-        Ok(resources_of(&r.pr, r.files.clone()))
+        let mut prr = resources_of(&r.pr, r.files.clone());
+        prr.metadata.resource_version = r.files_version.to_string();
+        Ok(prr)
     }
 
     fn update_resources(
@@ -115,6 +119,7 @@ impl PackageRevisionStore for MemoryRevisions {
         ns: &str,
         name: &str,
         files: &Files,
+        read: &str,
     ) -> StoreResult<PackageRevision> {
         let mut revs = self.lock();
         let r = revs
@@ -126,7 +131,14 @@ impl PackageRevisionStore for MemoryRevisions {
                 r.pr.spec.lifecycle
             )));
         }
+        if !read.is_empty() && read != r.files_version.to_string() {
+            return Err(StoreError::Conflict(format!(
+                "the resources of {name} changed since they were read (version {read}, now {})",
+                r.files_version
+            )));
+        }
         r.files = files.clone();
+        r.files_version += 1;
         Ok(r.pr.clone())
     }
 
@@ -161,6 +173,7 @@ impl PackageRevisionStore for MemoryRevisions {
             Rev {
                 pr: pr.clone(),
                 files: new.files,
+                files_version: 1,
             },
         );
         Ok(pr)

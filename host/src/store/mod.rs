@@ -195,14 +195,19 @@ pub trait PackageRevisionStore {
     fn list(&self, namespace: &str, filter: &PrFilter) -> StoreResult<Vec<PackageRevision>>;
     /// One revision.
     fn get(&self, namespace: &str, name: &str) -> StoreResult<PackageRevision>;
-    /// A revision's files.
+    /// A revision's files, with the version they were read at
+    /// (`metadata.resourceVersion`).
     fn resources(&self, namespace: &str, name: &str) -> StoreResult<PackageRevisionResources>;
-    /// Replaces a draft's files.
+    /// Replaces a draft's files if they are still at the version `read`
+    /// (from [`PackageRevisionStore::resources`]), else fails with
+    /// [`StoreError::Conflict`]: an edit made since the files were read is
+    /// not overwritten. An empty `read` replaces them whatever they are.
     fn update_resources(
         &self,
         namespace: &str,
         name: &str,
         files: &Files,
+        read: &str,
     ) -> StoreResult<PackageRevision>;
     /// Creates a draft (Conflict if the workspace exists for the package).
     fn create(&self, new: NewRevision) -> StoreResult<PackageRevision>;
@@ -275,8 +280,9 @@ impl<T: PackageRevisionStore + ?Sized> PackageRevisionStore for &T {
         ns: &str,
         name: &str,
         files: &Files,
+        read: &str,
     ) -> StoreResult<PackageRevision> {
-        (**self).update_resources(ns, name, files)
+        (**self).update_resources(ns, name, files, read)
     }
     fn create(&self, new: NewRevision) -> StoreResult<PackageRevision> {
         (**self).create(new)

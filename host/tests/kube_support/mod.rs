@@ -47,6 +47,9 @@ impl Call {
 pub struct ServerState {
     /// Files of each PackageRevisionResources, by name.
     pub files: BTreeMap<String, BTreeMap<String, String>>,
+    /// The resourceVersion of each PackageRevisionResources that was
+    /// updated (1 otherwise).
+    pub files_versions: BTreeMap<String, u64>,
     /// Requests (`METHOD path`) answered with 500 (a LIST with 403).
     pub fail: BTreeSet<String>,
     /// Every request, in order (cleared by [`clear`]).
@@ -151,17 +154,30 @@ fn answer_object(state: &Shared, call: &Call) -> (StatusCode, Value) {
                 json!({
                     "apiVersion": "porch.kpt.dev/v1alpha1",
                     "kind": "PackageRevisionResources",
-                    "metadata": {"name": name, "namespace": ns, "resourceVersion": rv},
+                    "metadata": {"name": name, "namespace": ns,
+                                 "resourceVersion": s.files_versions.get(&name).unwrap_or(&1).to_string()},
                     "spec": {"resources": files},
                 }),
             ),
             None => (StatusCode::NOT_FOUND, status(404, "NotFound", "not found")),
         },
         ("PUT", "packagerevisionresources") => {
+            // Optimistic concurrency, as the API server's.
+            let current = *s.files_versions.get(&name).unwrap_or(&1);
+            let sent = body["metadata"]["resourceVersion"]
+                .as_str()
+                .unwrap_or_default();
+            if !sent.is_empty() && sent != current.to_string() {
+                return (
+                    StatusCode::CONFLICT,
+                    status(409, "Conflict", "the object has been modified"),
+                );
+            }
             let files: BTreeMap<String, String> =
                 serde_json::from_value(body["spec"]["resources"].clone()).unwrap_or_default();
-            s.files.insert(name, files);
-            body["metadata"]["resourceVersion"] = json!(rv);
+            s.files.insert(name.clone(), files);
+            s.files_versions.insert(name, current + 1);
+            body["metadata"]["resourceVersion"] = json!((current + 1).to_string());
             body["status"] = json!({"renderStatus": {
                 "result": {"apiVersion": "kpt.dev/v1", "kind": "FunctionResultList",
                            "exitCode": i32::from(!s.render_error.is_empty())},
