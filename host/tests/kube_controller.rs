@@ -469,6 +469,24 @@ async fn a_draft_not_yet_in_the_cache_is_not_created_again() {
     );
 }
 
+/// A reconcile that a revision event triggers before the watch has brought
+/// the finalizer the last reconcile added works on the variant as written:
+/// it does not add the finalizer again (with a stale resourceVersion, a
+/// conflict that would mark the variant not Ready).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_variant_not_yet_updated_in_the_cache_is_read_as_written() {
+    let mut c = Cluster::new();
+    let mut pv = variant("pv1", "east", json!({}));
+    pv.metadata.finalizers.clear();
+    c.reconcile(&pv).await.expect("reconcile");
+    let first = c.take();
+    let finalizer = format!("PUT {PV_PATH}/pv1");
+    assert!(first.iter().any(|c| c.line() == finalizer), "{first:#?}");
+    c.reconcile(&pv).await.expect("reconcile");
+    let second: Vec<String> = c.take().iter().map(Call::line).collect();
+    assert!(!second.contains(&finalizer), "{second:#?}");
+}
+
 /// A reconcile that outlives this replica's leadership stops at its next
 /// write: nothing is written beside the new leader.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -233,6 +233,13 @@ pub async fn reconcile_package_variant(
         return Ok(Action::requeue(NOT_LEADER_RETRY));
     }
     ctx.metrics.reconciles.get_or_create(&labels).inc();
+    // The variant as this controller last wrote it while the cache has not
+    // caught up (a revision event can trigger the next reconcile before
+    // the watch brings the finalizer the last one added).
+    let (ns, name) = (pv.namespace().unwrap_or_default(), pv.name_any());
+    let Some(pv) = ctx.recent.variants.read_over(&ns, &name, Some(pv)) else {
+        return Ok(Action::await_change());
+    };
     let core_pv = pv.to_core().map_err(|source| Error::Convert {
         object: object.clone(),
         source,
