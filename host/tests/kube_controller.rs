@@ -763,10 +763,8 @@ async fn set_creates_updates_and_deletes_children() {
     assert_eq!(condition(&calls[3].body["status"], "Ready").0, "True");
 }
 
-/// A draft's files that changed after a reconcile read them (a user's edit)
-/// are not overwritten: the update is refused before any write.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn files_changed_since_they_were_read_are_not_overwritten() {
+/// A cluster with one draft of pv1, `edge-1.web.packagevariant-1`; its name.
+fn with_a_draft() -> (Cluster, String) {
     let mut c = Cluster::new();
     let draft = revision(
         "edge-1",
@@ -778,7 +776,14 @@ async fn files_changed_since_they_were_read_are_not_overwritten() {
         Some("pv1"),
     );
     c.add_revision(&draft, blueprint("web:1.0"));
-    let name = draft.metadata.name.clone();
+    (c, draft.metadata.name)
+}
+
+/// A draft's files that changed after a reconcile read them (a user's edit)
+/// are not overwritten: the update is refused before any write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_changed_since_they_were_read_are_not_overwritten() {
+    let (c, name) = with_a_draft();
     let (read, edited, stale) = c
         .with_store(move |store| {
             let read = store.resources(NS, &name).expect("reads");
@@ -810,17 +815,7 @@ async fn files_changed_since_they_were_read_are_not_overwritten() {
 /// gone, not as that answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deleted_draft_reads_as_gone() {
-    let mut c = Cluster::new();
-    let draft = revision(
-        "edge-1",
-        "web",
-        "packagevariant-1",
-        0,
-        "Draft",
-        None,
-        Some("pv1"),
-    );
-    c.add_revision(&draft, blueprint("web:1.0"));
+    let (c, _) = with_a_draft();
     let (deleted, listed) = c
         .with_store(|store| {
             let deleted = store.delete(NS, "edge-1.web.packagevariant-1");

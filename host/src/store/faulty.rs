@@ -480,21 +480,27 @@ impl FaultPlan {
 
     /// Records this process's write of a PackageRevision (`None`: deleted).
     fn own_revision(&self, key: Key, object: Option<PackageRevision>) {
-        if self.schedule.may_be_stale() {
-            let mut own = self.own.lock().unwrap_or_else(|e| e.into_inner());
-            own.count += 1;
-            let n = own.count;
-            own.revisions.insert(key, (n, object));
-        }
+        self.own_write(|own| &mut own.revisions, key, object);
     }
 
     /// Records this process's write of a PackageVariant (`None`: deleted).
     fn own_variant(&self, key: Key, object: Option<PackageVariant>) {
+        self.own_write(|own| &mut own.variants, key, object);
+    }
+
+    /// Numbers and records a write in the map `of` picks (only while reads
+    /// may be stale).
+    fn own_write<T>(
+        &self,
+        of: impl FnOnce(&mut OwnWrites) -> &mut HashMap<Key, (usize, Option<T>)>,
+        key: Key,
+        object: Option<T>,
+    ) {
         if self.schedule.may_be_stale() {
             let mut own = self.own.lock().unwrap_or_else(|e| e.into_inner());
             own.count += 1;
             let n = own.count;
-            own.variants.insert(key, (n, object));
+            of(&mut own).insert(key, (n, object));
         }
     }
 
