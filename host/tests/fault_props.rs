@@ -177,6 +177,9 @@ enum UserEvent {
     BumpSetUpstream,
     /// Edit the replica count of one downstream draft (`pick`).
     LocalEdit { pick: usize, replicas: u8 },
+    /// The same edit, made right after the next reconcile read that
+    /// draft's files (while it mutates them).
+    EditDuringReconcile { pick: usize, replicas: u8 },
     /// Change the region of a variant's package context (for the set: of
     /// the template).
     ChangeContext { slot: usize, region: usize },
@@ -279,6 +282,8 @@ struct World {
     /// A user's edit (draft, replica count) made right after the next
     /// read of that draft's files by a reconcile.
     edit_at_read: RefCell<Option<(String, String)>>,
+    /// Edits made at a read, to check from the next checkpoint on.
+    edits_made: RefCell<Vec<((String, String), Edit)>>,
 }
 
 fn pv_object(name: &str, uid: &str, v: &VariantSpec, package: &str, adopt: bool) -> PackageVariant {
@@ -427,6 +432,7 @@ impl World {
             removed: RefCell::default(),
             violations: RefCell::default(),
             edit_at_read: RefCell::default(),
+            edits_made: RefCell::default(),
         };
         let mut up = Repository::default();
         up.metadata.name = UPSTREAM_REPO.into();
@@ -545,6 +551,8 @@ impl World {
     // ------------------------------------------------------------ events
 
     fn apply(&mut self, event: &UserEvent) {
+        // An edit to make at a read is pending until the next event.
+        self.edit_at_read.borrow_mut().take();
         let prs = self.all_revisions();
         match *event {
             UserEvent::Approve { pick, publish } => {
@@ -600,54 +608,18 @@ impl World {
                 self.objects.put_package_variant_set(set);
             }
             UserEvent::LocalEdit { pick, replicas } => {
-                let live: BTreeSet<String> = self
-                    .objects
-                    .list_package_variants(None)
-                    .expect("list")
-                    .into_iter()
-                    .filter(|p| p.metadata.deletion_timestamp.is_none())
-                    .map(|p| p.metadata.name)
-                    .collect();
-                let drafts: Vec<&PackageRevision> = prs
-                    .iter()
-                    .filter(|p| {
-                        p.spec.lifecycle == Lifecycle::Draft
-                            && p.spec.repository != UPSTREAM_REPO
-                            && p.metadata.owner_references.len() == 1
-                            && live.contains(&p.metadata.owner_references[0].name)
-                    })
-                    .collect();
-                if drafts.is_empty() {
-                    return;
+                if let Some(name) = self.pick_draft(&prs, pick) {
+                    let value = (10 + u32::from(replicas)).to_string();
+                    if let Some((key, edit)) = self.edit_draft(&name, &value) {
+                        self.edits.insert(key, edit);
+                    }
                 }
-                let d = drafts[pick % drafts.len()];
-                let value = (10 + u32::from(replicas)).to_string();
-                let mut files = self.files(&d.metadata.name);
-                let Some(text) = files.get("deployment.yaml").cloned() else {
-                    return;
-                };
-                files.insert("deployment.yaml".into(), set_replicas(&text, &value));
-                self.revisions
-                    .update_resources(NS, &d.metadata.name, &files, "")
-                    .expect("edit");
-                let key = (d.spec.repository.clone(), d.spec.package_name.clone());
-                let exempt = prs
-                    .iter()
-                    .filter(|p| {
-                        p.spec.repository == key.0
-                            && p.spec.package_name == key.1
-                            && p.metadata.name != d.metadata.name
-                    })
-                    .map(|p| p.metadata.name.clone())
-                    .collect();
-                self.edits.insert(
-                    key,
-                    Edit {
-                        owner: d.metadata.owner_references[0].name.clone(),
-                        replicas: value,
-                        exempt,
-                    },
-                );
+            }
+            UserEvent::EditDuringReconcile { pick, replicas } => {
+                if let Some(name) = self.pick_draft(&prs, pick) {
+                    let value = (10 + u32::from(replicas)).to_string();
+                    *self.edit_at_read.borrow_mut() = Some((name, value));
+                }
             }
             UserEvent::ChangeContext { slot, region } => {
                 if let Some(s) = self.fleet.set.clone() {
@@ -737,6 +709,62 @@ impl World {
         }
     }
 
+    /// The downstream draft `pick` (modulo their number) among the drafts
+    /// owned by one live variant.
+    fn pick_draft(&self, prs: &[PackageRevision], pick: usize) -> Option<String> {
+        let live: BTreeSet<String> = self
+            .objects
+            .list_package_variants(None)
+            .expect("list")
+            .into_iter()
+            .filter(|p| p.metadata.deletion_timestamp.is_none())
+            .map(|p| p.metadata.name)
+            .collect();
+        let drafts: Vec<&PackageRevision> = prs
+            .iter()
+            .filter(|p| {
+                p.spec.lifecycle == Lifecycle::Draft
+                    && p.spec.repository != UPSTREAM_REPO
+                    && p.metadata.owner_references.len() == 1
+                    && live.contains(&p.metadata.owner_references[0].name)
+            })
+            .collect();
+        (!drafts.is_empty()).then(|| drafts[pick % drafts.len()].metadata.name.clone())
+    }
+
+    /// A user's edit of the replica count of the draft `name`, if it is
+    /// still a draft with one owner: the package and the edit to check
+    /// from now on (the package's other revisions are exempt).
+    fn edit_draft(&self, name: &str, value: &str) -> Option<((String, String), Edit)> {
+        let d = self.revisions.get(NS, name).ok()?;
+        if d.spec.lifecycle != Lifecycle::Draft || d.metadata.owner_references.len() != 1 {
+            return None;
+        }
+        let mut files = self.files(name);
+        let text = files.get("deployment.yaml").cloned()?;
+        files.insert("deployment.yaml".into(), set_replicas(&text, value));
+        self.revisions
+            .update_resources(NS, name, &files, "")
+            .expect("edit");
+        let key = (d.spec.repository.clone(), d.spec.package_name.clone());
+        let exempt = self
+            .all_revisions()
+            .into_iter()
+            .filter(|p| {
+                p.spec.repository == key.0
+                    && p.spec.package_name == key.1
+                    && p.metadata.name != name
+            })
+            .map(|p| p.metadata.name)
+            .collect();
+        let edit = Edit {
+            owner: d.metadata.owner_references[0].name.clone(),
+            replicas: value.to_string(),
+            exempt,
+        };
+        Some((key, edit))
+    }
+
     fn current_set(&self) -> Option<PackageVariantSet> {
         self.objects
             .list_package_variant_sets(Some(NS))
@@ -818,6 +846,8 @@ impl World {
     fn check(&mut self, when: &str) -> Result<(), String> {
         let now = self.snapshot();
         let mut problems: Vec<String> = self.violations.borrow_mut().drain(..).collect();
+        let made: Vec<_> = self.edits_made.borrow_mut().drain(..).collect();
+        self.edits.extend(made);
         problems.extend(invariants(&self.last.borrow(), &now));
         // Local edits: only while the variant that owned the edited draft
         // lives.
@@ -908,13 +938,8 @@ impl PackageRevisionStore for Watch<'_> {
             .borrow_mut()
             .take_if(|(n, _)| n == name);
         if let Some((_, value)) = edit {
-            let mut files = read.spec.resources.clone().unwrap_or_default();
-            if let Some(text) = files.get("deployment.yaml").cloned() {
-                files.insert("deployment.yaml".into(), set_replicas(&text, &value));
-            }
-            self.world
-                .revisions
-                .update_resources(namespace, name, &files, "")?;
+            let made = self.world.edit_draft(name, &value);
+            self.world.edits_made.borrow_mut().extend(made);
         }
         Ok(read)
     }
@@ -1241,6 +1266,11 @@ fn local_edit() -> impl Strategy<Value = UserEvent> {
     (0usize..8, any::<u8>()).prop_map(|(pick, replicas)| UserEvent::LocalEdit { pick, replicas })
 }
 
+fn edit_during_reconcile() -> impl Strategy<Value = UserEvent> {
+    (0usize..8, any::<u8>())
+        .prop_map(|(pick, replicas)| UserEvent::EditDuringReconcile { pick, replicas })
+}
+
 fn context() -> impl Strategy<Value = UserEvent> {
     (0usize..4, 0usize..3).prop_map(|(slot, region)| UserEvent::ChangeContext { slot, region })
 }
@@ -1250,6 +1280,7 @@ fn pv_event() -> impl Strategy<Value = UserEvent> {
         4 => approve(),
         3 => Just(UserEvent::PublishUpstream),
         3 => local_edit(),
+        2 => edit_during_reconcile(),
         2 => context(),
         3 => (0usize..4).prop_map(|slot| UserEvent::DeleteVariant { slot }),
         2 => (0usize..4, any::<bool>())
@@ -1264,6 +1295,7 @@ fn pvs_event() -> impl Strategy<Value = UserEvent> {
         2 => Just(UserEvent::PublishUpstream),
         2 => Just(UserEvent::BumpSetUpstream),
         3 => local_edit(),
+        2 => edit_during_reconcile(),
         2 => context(),
         3 => (0usize..8, any::<bool>()).prop_map(|(repo, join)| UserEvent::Relabel { repo, join }),
         1 => (0usize..8).prop_map(|repo| UserEvent::ToggleRepository { repo }),
