@@ -270,16 +270,17 @@ struct OwnWrites {
 }
 
 /// Replaces, in `answer`, the objects written after `after` by their last
-/// write; `keep` says whether an object belongs in the answer, `key`
-/// names it and `order` sorts the answer as the store does.
+/// write; `meta` gives an object's metadata and `keep` says whether it
+/// belongs in the answer. The answer stays in namespace and name order, as
+/// the stores list.
 fn read_over<T: Clone>(
     answer: &mut Vec<T>,
     written: &HashMap<Key, (usize, Option<T>)>,
     after: usize,
-    key: impl Fn(&T) -> Key,
+    meta: impl Fn(&T) -> &ObjectMeta,
     keep: impl Fn(&T) -> bool,
-    order: impl Fn(&T, &T) -> std::cmp::Ordering,
 ) {
+    let key = |o: &T| (meta(o).namespace.clone(), meta(o).name.clone());
     let newer: HashMap<&Key, &Option<T>> = written
         .iter()
         .filter(|(_, (n, _))| *n > after)
@@ -296,7 +297,10 @@ fn read_over<T: Clone>(
             .filter(|o| keep(o))
             .cloned(),
     );
-    answer.sort_by(order);
+    answer.sort_by(|a, b| {
+        let (a, b) = (meta(a), meta(b));
+        (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name))
+    });
 }
 
 /// Shared counters, the failure point and the fault schedule.
@@ -601,9 +605,8 @@ impl<S: PackageRevisionStore> PackageRevisionStore for Faulty<S> {
                 answer,
                 &own.revisions,
                 after,
-                |p| (p.metadata.namespace.clone(), p.metadata.name.clone()),
+                |p| &p.metadata,
                 |p| p.metadata.namespace == namespace && filter.matches(p),
-                |a, b| a.metadata.name.cmp(&b.metadata.name),
             );
         };
         self.plan
@@ -664,12 +667,8 @@ impl<S: ObjectStore> ObjectStore for Faulty<S> {
                 answer,
                 &own.variants,
                 after,
-                |p| (p.metadata.namespace.clone(), p.metadata.name.clone()),
+                |p| &p.metadata,
                 |p| namespace.is_none_or(|ns| p.metadata.namespace == ns),
-                |a, b| {
-                    (&a.metadata.namespace, &a.metadata.name)
-                        .cmp(&(&b.metadata.namespace, &b.metadata.name))
-                },
             );
         };
         self.plan.list("list_package_variants", key, over, || {
