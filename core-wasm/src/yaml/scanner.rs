@@ -300,8 +300,7 @@ impl Parser {
         if c != b' ' && c != b'\t' {
             self.newlines = 0;
         }
-        self.mark.index += 1;
-        self.mark.column += 1;
+        self.mark = self.mark.forward(1);
         // The buffer is valid UTF-8, so the width is never 0; `max` only
         // guarantees progress.
         self.buffer_pos += width(c).max(1);
@@ -311,15 +310,11 @@ impl Parser {
     #[inline]
     fn skip_line(&mut self) {
         if is_crlf(&self.buffer, self.buffer_pos) {
-            self.mark.index += 2;
-            self.mark.column = 0;
-            self.mark.line += 1;
+            self.mark = self.mark.next_line(2);
             self.buffer_pos += 2;
             self.newlines += 1;
         } else if is_break(&self.buffer, self.buffer_pos) {
-            self.mark.index += 1;
-            self.mark.column = 0;
-            self.mark.line += 1;
+            self.mark = self.mark.next_line(1);
             self.buffer_pos += width(self.ch(0)).max(1);
             self.newlines += 1;
         }
@@ -340,8 +335,7 @@ impl Parser {
             None => s.push(c),
         }
         self.buffer_pos += w;
-        self.mark.index += 1;
-        self.mark.column += 1;
+        self.mark = self.mark.forward(1);
     }
 
     /// `read_line`: copy a line break to `s` (CR LF, CR, LF and NEL become
@@ -351,11 +345,13 @@ impl Parser {
         let c0 = self.ch(0);
         let c1 = self.ch(1);
         let c2 = self.ch(2);
+        // CR LF is two characters, the other breaks one.
+        let mut chars = 1;
         if c0 == b'\r' && c1 == b'\n' {
             // CR LF . LF
             s.push(b'\n');
             self.buffer_pos += 2;
-            self.mark.index += 1;
+            chars = 2;
         } else if c0 == b'\r' || c0 == b'\n' {
             // CR|LF . LF
             s.push(b'\n');
@@ -371,9 +367,7 @@ impl Parser {
         } else {
             return;
         }
-        self.mark.index += 1;
-        self.mark.column = 0;
-        self.mark.line += 1;
+        self.mark = self.mark.next_line(chars);
         self.newlines += 1;
     }
 
@@ -481,7 +475,7 @@ impl Parser {
             return Ok(());
         }
 
-        let scan_mark = self.mark;
+        let scan_mark = self.mark.fresh_copy();
 
         // Eat whitespaces and comments until we reach the next token.
         self.scan_to_next_token()?;
@@ -525,7 +519,7 @@ impl Parser {
             return self.fetch_document_indicator(TokenType::DocumentEnd);
         }
 
-        let mut comment_mark = self.mark;
+        let mut comment_mark = self.mark.fresh_copy();
         if let Some(last) = self.tokens.back() {
             if (self.flow_level == 0 && c == b':') || (self.flow_level > 0 && c == b',') {
                 // Associate any following comments with the prior token.
@@ -994,13 +988,13 @@ impl Parser {
         self.simple_key_allowed = false;
 
         // Consume the token.
-        let start_mark = self.mark;
+        let start_mark = self.mark.fresh_copy();
 
         self.skip();
         self.skip();
         self.skip();
 
-        let end_mark = self.mark;
+        let end_mark = self.mark.fresh_copy();
 
         // Create the DOCUMENT-START or DOCUMENT-END token.
         let token = simple_token(typ, start_mark, end_mark);
@@ -1022,9 +1016,9 @@ impl Parser {
         self.simple_key_allowed = true;
 
         // Consume the token.
-        let start_mark = self.mark;
+        let start_mark = self.mark.fresh_copy();
         self.skip();
-        let end_mark = self.mark;
+        let end_mark = self.mark.fresh_copy();
 
         // Create the FLOW-SEQUENCE-START of FLOW-MAPPING-START token.
         let token = simple_token(typ, start_mark, end_mark);
@@ -1047,9 +1041,9 @@ impl Parser {
 
         // Consume the token.
 
-        let start_mark = self.mark;
+        let start_mark = self.mark.fresh_copy();
         self.skip();
-        let end_mark = self.mark;
+        let end_mark = self.mark.fresh_copy();
 
         // Create the FLOW-SEQUENCE-END of FLOW-MAPPING-END token.
         let token = simple_token(typ, start_mark, end_mark);
@@ -1067,9 +1061,9 @@ impl Parser {
         self.simple_key_allowed = true;
 
         // Consume the token.
-        let start_mark = self.mark;
+        let start_mark = self.mark.fresh_copy();
         self.skip();
-        let end_mark = self.mark;
+        let end_mark = self.mark.fresh_copy();
 
         // Create the FLOW-ENTRY token and append it to the queue.
         let token = simple_token(TokenType::FlowEntry, start_mark, end_mark);
@@ -1109,9 +1103,9 @@ impl Parser {
         self.simple_key_allowed = true;
 
         // Consume the token.
-        let start_mark = self.mark;
+        let start_mark = self.mark.fresh_copy();
         self.skip();
-        let end_mark = self.mark;
+        let end_mark = self.mark.fresh_copy();
 
         // Create the BLOCK-ENTRY token and append it to the queue.
         let token = simple_token(TokenType::BlockEntry, start_mark, end_mark);
@@ -1147,9 +1141,9 @@ impl Parser {
         self.simple_key_allowed = self.flow_level == 0;
 
         // Consume the token.
-        let start_mark = self.mark;
+        let start_mark = self.mark.fresh_copy();
         self.skip();
-        let end_mark = self.mark;
+        let end_mark = self.mark.fresh_copy();
 
         // Create the KEY token and append it to the queue.
         let token = simple_token(TokenType::Key, start_mark, end_mark);
@@ -1213,9 +1207,9 @@ impl Parser {
         }
 
         // Consume the token.
-        let start_mark = self.mark;
+        let start_mark = self.mark.fresh_copy();
         self.skip();
-        let end_mark = self.mark;
+        let end_mark = self.mark.fresh_copy();
 
         // Create the VALUE token and append it to the queue.
         let token = simple_token(TokenType::Value, start_mark, end_mark);
@@ -1301,7 +1295,7 @@ impl Parser {
     /// `yaml_parser_scan_to_next_token`: eat whitespaces and comments until
     /// the next token is found.
     fn scan_to_next_token(&mut self) -> Result<()> {
-        let scan_mark = self.mark;
+        let scan_mark = self.mark.fresh_copy();
 
         // Until the next token is not found.
         loop {
@@ -1328,8 +1322,7 @@ impl Parser {
             let tabs = self.flow_level > 0 || !self.simple_key_allowed;
             let run = blank_run(&self.buffer, self.buffer_pos, tabs);
             self.buffer_pos += run;
-            self.mark.index += narrow(run);
-            self.mark.column += narrow(run);
+            self.mark = self.mark.forward(narrow(run));
 
             // Check if we just had a line comment under a sequence entry that
             // looks more like a header to the following content. Similar to this:
@@ -1343,7 +1336,7 @@ impl Parser {
                 let token_a = self.tokens[n - 2].typ;
                 let token_b = self.tokens[n - 1].typ;
                 let at_break = is_break(&self.buffer, self.buffer_pos);
-                let mark = self.mark;
+                let mark = self.mark.fresh_copy();
                 if let Some(comment) = self.comments.last_mut() {
                     if token_a == TokenType::BlockSequenceStart
                         && token_b == TokenType::BlockEntry
@@ -1402,7 +1395,7 @@ impl Parser {
     /// ```
     fn scan_directive(&mut self) -> Result<Token> {
         // Eat '%'.
-        let start_mark = self.mark;
+        let start_mark = self.mark.fresh_copy();
         self.skip();
 
         // Scan the directive name.
@@ -1413,7 +1406,7 @@ impl Parser {
 
             // Scan the VERSION directive value.
             let (major, minor) = self.scan_version_directive_value(start_mark)?;
-            let end_mark = self.mark;
+            let end_mark = self.mark.fresh_copy();
 
             // Create a VERSION-DIRECTIVE token.
             Token {
@@ -1429,7 +1422,7 @@ impl Parser {
 
             // Scan the TAG directive value.
             let (handle, prefix) = self.scan_tag_directive_value(start_mark)?;
-            let end_mark = self.mark;
+            let end_mark = self.mark.fresh_copy();
 
             // Create a TAG-DIRECTIVE token.
             Token {
@@ -1634,7 +1627,7 @@ impl Parser {
         let mut s = Vec::new();
 
         // Eat the indicator character.
-        let start_mark = self.mark;
+        let start_mark = self.mark.fresh_copy();
         self.skip();
 
         // Consume the value.
@@ -1642,7 +1635,7 @@ impl Parser {
             self.read(&mut s);
         }
 
-        let end_mark = self.mark;
+        let end_mark = self.mark.fresh_copy();
 
         /*
          * Check if length of the anchor is greater than 0 and it is followed by
@@ -1685,7 +1678,7 @@ impl Parser {
         let mut handle;
         let mut suffix;
 
-        let start_mark = self.mark;
+        let start_mark = self.mark.fresh_copy();
 
         // Check if the tag is in the canonical form.
         if self.ch(1) == b'<' {
@@ -1743,7 +1736,7 @@ impl Parser {
             ));
         }
 
-        let end_mark = self.mark;
+        let end_mark = self.mark.fresh_copy();
 
         // Create a token.
         Ok(Token {
@@ -1918,7 +1911,7 @@ impl Parser {
     /// `yaml_parser_scan_block_scalar`: scan a block scalar.
     fn scan_block_scalar(&mut self, literal: bool) -> Result<Token> {
         // Eat the indicator '|' or '>'.
-        let start_mark = self.mark;
+        let start_mark = self.mark.fresh_copy();
         self.skip();
 
         // Scan the additional block scalar indicators.
@@ -1988,7 +1981,7 @@ impl Parser {
             self.skip_line();
         }
 
-        let mut end_mark = self.mark;
+        let mut end_mark = self.mark.fresh_copy();
 
         // Set the indentation level if it was specified.
         let mut indent: isize = 0;
@@ -2128,8 +2121,7 @@ impl Parser {
             self.newlines = 0;
         }
         self.buffer_pos = pos;
-        self.mark.index += chars;
-        self.mark.column += chars;
+        self.mark = self.mark.forward(chars);
     }
 
     /// Copy the run of characters that the inner loop of
@@ -2178,8 +2170,7 @@ impl Parser {
         // None of the characters is blank.
         self.newlines = 0;
         self.buffer_pos = pos;
-        self.mark.index += chars;
-        self.mark.column += chars;
+        self.mark = self.mark.forward(chars);
         true
     }
 
@@ -2237,8 +2228,7 @@ impl Parser {
         // None of the characters is blank.
         self.newlines = 0;
         self.buffer_pos = pos;
-        self.mark.index += chars;
-        self.mark.column += chars;
+        self.mark = self.mark.forward(chars);
         true
     }
 
@@ -2252,7 +2242,7 @@ impl Parser {
         start_mark: Mark,
         end_mark: &mut Mark,
     ) -> Result<()> {
-        *end_mark = self.mark;
+        *end_mark = self.mark.fresh_copy();
 
         // Eat the indentation spaces and line breaks.
         let mut max_indent: isize = 0;
@@ -2286,7 +2276,7 @@ impl Parser {
             // Consume the line break.
             // [Go] Should really be returning breaks instead.
             self.read_line(breaks);
-            *end_mark = self.mark;
+            *end_mark = self.mark.fresh_copy();
         }
 
         // Determine the indentation level if needed.
@@ -2315,7 +2305,7 @@ impl Parser {
     /// `yaml_parser_scan_flow_scalar`: scan a quoted scalar.
     fn scan_flow_scalar(&mut self, single: bool) -> Result<Token> {
         // Eat the left quote.
-        let start_mark = self.mark;
+        let start_mark = self.mark.fresh_copy();
         self.skip();
 
         // Consume the content of the quoted scalar.
@@ -2502,7 +2492,7 @@ impl Parser {
 
         // Eat the right quote.
         self.skip();
-        let end_mark = self.mark;
+        let end_mark = self.mark.fresh_copy();
 
         // Create a token.
         Ok(Token {
@@ -2526,8 +2516,8 @@ impl Parser {
         let mut leading_blanks = false;
         let indent = self.indent + 1;
 
-        let start_mark = self.mark;
-        let mut end_mark = self.mark;
+        let start_mark = self.mark.fresh_copy();
+        let mut end_mark = self.mark.fresh_copy();
 
         // Consume the content of the plain scalar.
         loop {
@@ -2582,7 +2572,7 @@ impl Parser {
                     self.read(&mut s);
                 }
 
-                end_mark = self.mark;
+                end_mark = self.mark.fresh_copy();
             }
 
             // Is it the end?
@@ -2616,8 +2606,7 @@ impl Parser {
                         // column by one.
                         let run = blank_run(&self.buffer, self.buffer_pos, false);
                         self.buffer_pos += run;
-                        self.mark.index += narrow(run);
-                        self.mark.column += narrow(run);
+                        self.mark = self.mark.forward(narrow(run));
                     } else {
                         self.skip();
                     }
@@ -2677,7 +2666,7 @@ impl Parser {
                 self.skip_line();
             } else if self.mark.index >= seen {
                 if text.is_empty() {
-                    *start_mark = self.mark;
+                    *start_mark = self.mark.fresh_copy();
                 }
                 self.read_to_breakz(text);
             } else {

@@ -4,8 +4,12 @@
 /// A position in the input: byte-independent character index, zero-based line
 /// and zero-based column (counted in characters).
 /// Fields are 32-bit (marks are copied into every token and event); the
-/// scanner rejects inputs too long for them.
+/// scanner rejects inputs too long for them. Aligned to 8 bytes, a mark is
+/// copied as one 16-byte move rather than an 8-byte and a 4-byte one at odd
+/// offsets, which the processor often could not forward from the stores
+/// that had just written them (`cargo bench --bench yaml`: 4% less time).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C, align(8))]
 pub struct Mark {
     /// Character index from the start of the input.
     pub index: u32,
@@ -13,6 +17,49 @@ pub struct Mark {
     pub line: u32,
     /// Zero-based column, in characters.
     pub column: u32,
+}
+
+impl Mark {
+    /// The mark `n` characters further on the same line.
+    #[inline(always)]
+    #[must_use]
+    pub(crate) fn forward(self, n: u32) -> Mark {
+        Mark {
+            index: self.index + n,
+            line: self.line,
+            column: self.column + n,
+        }
+    }
+
+    /// A copy of a mark that was just moved, read field by field.
+    ///
+    /// The scanner moves its mark with one 4-byte store per field, and
+    /// tokens copy it right after. A copy read as one 16-byte load cannot
+    /// be forwarded from those stores: it waits until they reach the cache,
+    /// which `perf annotate` showed as the costliest instruction of the
+    /// plain-scalar scanner. `black_box` keeps the compiler from merging the
+    /// field reads back into one load; it changes no value.
+    #[inline(always)]
+    #[must_use]
+    pub(crate) fn fresh_copy(&self) -> Mark {
+        Mark {
+            index: std::hint::black_box(self.index),
+            line: self.line,
+            column: std::hint::black_box(self.column),
+        }
+    }
+
+    /// The mark at the start of the next line, after a line break of
+    /// `chars` characters.
+    #[inline(always)]
+    #[must_use]
+    pub(crate) fn next_line(self, chars: u32) -> Mark {
+        Mark {
+            index: self.index + chars,
+            line: self.line + 1,
+            column: 0,
+        }
+    }
 }
 
 /// Scalar styles (`yaml_scalar_style_t`).
