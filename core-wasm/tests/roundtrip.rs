@@ -114,3 +114,111 @@ fn emit_is_stable_under_a_second_round_trip() {
         );
     }
 }
+
+/// The encoder tells the emitter what follows a collection start, where
+/// yaml.v3's emitter holds events back in a queue to look ahead: both must
+/// write the same bytes, or fail alike, in both formats. Checked on the
+/// corpus and on the YAML fuzz target's seeds (the fuzz target checks it on
+/// everything it generates).
+#[test]
+fn direct_emitter_path_writes_what_the_queued_one_writes() {
+    let seeds = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/seeds/yaml_roundtrip");
+    let mut inputs = corpus();
+    inputs.extend(
+        std::fs::read_dir(&seeds)
+            .expect("fuzz seeds exist")
+            .flatten()
+            .map(|e| e.path()),
+    );
+    let mut compared = 0;
+    for input in &inputs {
+        let Ok(text) = String::from_utf8(std::fs::read(input).expect("readable")) else {
+            continue;
+        };
+        let Ok(docs) = yaml::parse_stream(&text) else {
+            continue;
+        };
+        for format in [yaml::Format::Kyaml, yaml::Format::YamlV3] {
+            let direct = yaml::emit_stream(&docs, format).map_err(|e| e.to_string());
+            let queued = yaml::__emit_stream_queued(&docs, format).map_err(|e| e.to_string());
+            assert_eq!(direct, queued, "{} ({format:?})", input.display());
+            compared += 1;
+        }
+    }
+    assert!(compared >= 2 * 100, "only {compared} streams compared");
+}
+
+/// The same for built trees holding empty collections, which the emitter
+/// looks ahead for (a parsed empty collection is always a flow one; built
+/// ones may be block ones): as values, items and keys of block and flow
+/// collections, with and without comments and anchors.
+#[test]
+fn direct_emitter_path_matches_on_empty_collections() {
+    use yaml::{Node, Style};
+    let empties = || {
+        let mut all = Vec::new();
+        for flow in [false, true] {
+            for mapping in [false, true] {
+                for comment in [0, 1, 2, 3] {
+                    let mut n = if mapping {
+                        Node::new_mapping()
+                    } else {
+                        Node::new_sequence()
+                    };
+                    if flow {
+                        n.style = Style::FLOW;
+                    }
+                    match comment {
+                        1 => n.set_line_comment("# line"),
+                        2 => {
+                            n.set_head_comment("# head");
+                            n.set_foot_comment("# foot");
+                        }
+                        3 => {
+                            n.set_line_comment("# line");
+                            n.set_anchor("a");
+                        }
+                        _ => {}
+                    }
+                    all.push(n);
+                }
+            }
+        }
+        all
+    };
+    let mut compared = 0;
+    for parent_flow in [false, true] {
+        for parent_mapping in [false, true] {
+            for (i, empty) in empties().into_iter().enumerate() {
+                let mut parent = if parent_mapping {
+                    Node::new_mapping()
+                } else {
+                    Node::new_sequence()
+                };
+                if parent_flow {
+                    parent.style = Style::FLOW;
+                }
+                if parent_mapping {
+                    // The empty collection as a value, then as a key.
+                    parent.content.push(Node::new_string(format!("k{i}")));
+                    parent.content.push(empty.clone());
+                    parent.content.push(empty);
+                    parent.content.push(Node::new_string("v"));
+                } else {
+                    parent.content.push(empty);
+                    parent.content.push(Node::new_string("after"));
+                }
+                let doc = Node::new_document(parent);
+                for format in [yaml::Format::Kyaml, yaml::Format::YamlV3] {
+                    let docs = std::slice::from_ref(&doc);
+                    let direct = yaml::emit_stream(docs, format).map_err(|e| e.to_string());
+                    let queued =
+                        yaml::__emit_stream_queued(docs, format).map_err(|e| e.to_string());
+                    assert_eq!(direct, queued, "{doc:?} ({format:?})");
+                    compared += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(compared, 2 * 2 * 16 * 2);
+}

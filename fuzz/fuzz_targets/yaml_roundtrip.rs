@@ -1,6 +1,7 @@
 //! The YAML layer: any text parses or is refused without panicking; what
 //! parses emits, re-parses, and converts to JSON and back; `reformat`
-//! (document at a time) writes what `emit_stream(parse_stream(..))` writes.
+//! (document at a time) writes what `emit_stream(parse_stream(..))` writes;
+//! the encoder's direct emitter path writes what yaml.v3's queued one does.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -22,7 +23,14 @@ fuzz_target!(|data: &[u8]| {
     let streamed = yaml::reformat(text).map_err(|e| e.to_string());
     assert_eq!(streamed, whole, "reformat differs from emit_stream(parse_stream)");
     for format in [yaml::Format::Kyaml, yaml::Format::YamlV3] {
-        let Ok(emitted) = yaml::emit_stream(&docs, format) else {
+        let direct = yaml::emit_stream(&docs, format);
+        let queued = yaml::__emit_stream_queued(&docs, format);
+        assert_eq!(
+            direct.as_ref().map_err(|e| e.to_string()),
+            queued.as_ref().map_err(|e| e.to_string()),
+            "the direct and queued emitter paths differ"
+        );
+        let Ok(emitted) = direct else {
             continue;
         };
         let again = yaml::parse_stream(&emitted)

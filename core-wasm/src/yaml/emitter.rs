@@ -126,6 +126,17 @@ pub(crate) enum EmitterState {
     End,
 }
 
+/// What comes after an event given to [`Emitter::emit_known`], as far as
+/// the emitter looks ahead.
+#[derive(Debug, Default)]
+pub(crate) struct Next {
+    /// The type of the next event.
+    pub(crate) typ: EventType,
+    /// Its line comment (only read when the next event ends an empty
+    /// collection).
+    pub(crate) line_comment: Vec<u8>,
+}
+
 /// Anchor analysis (`anchor_data`).
 #[derive(Debug, Default)]
 pub(crate) struct AnchorData {
@@ -252,6 +263,13 @@ pub(crate) struct Emitter {
 
     /// The event queue (Go's `events[events_head:]`).
     pub(crate) events: VecDeque<Event>,
+    /// For an event emitted with [`Emitter::emit_known`]: what the caller
+    /// says of the event after it, which the queue would otherwise hold.
+    next: Option<Next>,
+    /// The line comment of the next event was taken (for an empty
+    /// collection written as a key) while that event was not yet emitted:
+    /// it is dropped from that event when it comes.
+    next_line_comment_taken: bool,
 
     /// The stack of indentation levels.
     pub(crate) indents: Vec<isize>,
@@ -330,6 +348,8 @@ impl Emitter {
             state: EmitterState::StreamStart,
             states: Vec::with_capacity(16),
             events: VecDeque::with_capacity(16),
+            next: None,
+            next_line_comment_taken: false,
             indents: Vec::with_capacity(16),
             tag_directives: Vec::new(),
             indent: 0,
@@ -458,8 +478,40 @@ impl Emitter {
 
     // ----- Event queue and state machine ------------------------------------
 
+    /// `yaml_emitter_emit` for a caller that knows the events to come (the
+    /// encoder, which has the whole node): the event is written at once,
+    /// without going through the queue, and `next` answers the emitter's
+    /// look-ahead (whether a collection is empty, and the line comment of
+    /// its end). The output is the same as from [`Emitter::emit`] of the
+    /// same events.
+    pub(crate) fn emit_known(&mut self, mut event: Event, next: Next) -> Result<()> {
+        if !self.events.is_empty() {
+            // Events given without look-ahead wait in the queue: this one
+            // must wait behind them.
+            return self.emit(event);
+        }
+        self.drop_taken_line_comment(&mut event);
+        self.next = Some(next);
+        let result = self
+            .analyze_event(&mut event)
+            .and_then(|()| self.state_machine(&event));
+        self.next = None;
+        result
+    }
+
+    /// Drops the line comment of `event` when it was taken for the event
+    /// before it (see [`Emitter::take_next_line_comment`]).
+    fn drop_taken_line_comment(&mut self, event: &mut Event) {
+        if std::mem::take(&mut self.next_line_comment_taken) {
+            if let Some(c) = event.comments.as_mut() {
+                c.line.clear();
+            }
+        }
+    }
+
     /// `yaml_emitter_emit`: queue an event and emit what the queue allows.
     pub(crate) fn emit(&mut self, mut event: Event) -> Result<()> {
+        self.drop_taken_line_comment(&mut event);
         if self.events.is_empty()
             && !matches!(
                 event.typ,
@@ -801,6 +853,10 @@ impl Emitter {
     /// The line comment of the next queued event, taken out of it: for an
     /// empty collection about to be written, the comment of its end event.
     fn take_next_line_comment(&mut self) -> Vec<u8> {
+        if let Some(next) = self.next.as_mut() {
+            self.next_line_comment_taken = true;
+            return std::mem::take(&mut next.line_comment);
+        }
         self.events
             .front_mut()
             .and_then(|end| end.comments.as_mut())
@@ -1101,15 +1157,21 @@ impl Emitter {
     /// `yaml_emitter_check_empty_sequence`: whether the head event and the
     /// next one are SEQUENCE-START, SEQUENCE-END (`event` is the head event).
     fn check_empty_sequence(&self, event: &Event) -> bool {
-        event.typ == EventType::SequenceStart
-            && self.events.front().map(|e| e.typ) == Some(EventType::SequenceEnd)
+        event.typ == EventType::SequenceStart && self.next_type() == Some(EventType::SequenceEnd)
+    }
+
+    /// The type of the event after the head event, if known yet.
+    fn next_type(&self) -> Option<EventType> {
+        match &self.next {
+            Some(next) => Some(next.typ),
+            None => self.events.front().map(|e| e.typ),
+        }
     }
 
     /// `yaml_emitter_check_empty_mapping`: whether the head event and the
     /// next one are MAPPING-START, MAPPING-END (`event` is the head event).
     fn check_empty_mapping(&self, event: &Event) -> bool {
-        event.typ == EventType::MappingStart
-            && self.events.front().map(|e| e.typ) == Some(EventType::MappingEnd)
+        event.typ == EventType::MappingStart && self.next_type() == Some(EventType::MappingEnd)
     }
 
     /// `yaml_emitter_check_simple_key`: whether the head node (`event`) can be

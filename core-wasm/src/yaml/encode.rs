@@ -1,7 +1,7 @@
 //! Turns [`Node`] trees into emitter events (the `node` half of yaml.v3's
 //! `encode.go`), so that output matches yaml.v3's `Encoder` byte for byte.
 
-use super::emitter::{Emitter, EmitterOptions};
+use super::emitter::{Emitter, EmitterOptions, Next};
 use super::error::{Fallible as Result, YamlError};
 use super::node::{Kind, Node, Style};
 use super::resolve::{
@@ -12,9 +12,17 @@ use super::token::{
 };
 
 /// A stream encoder: one `yaml.Encoder` with its settings.
+///
+/// yaml.v3's emitter holds events back in a queue until it has seen enough
+/// of what follows (up to three events after a mapping start). The encoder
+/// has the whole node, so it tells the emitter what follows instead, and
+/// every event is written at once ([`Emitter::emit_known`]); the queued
+/// path stays for checking that both write the same bytes.
 pub(crate) struct Encoder {
     emitter: Emitter,
     started: bool,
+    /// Events go through the emitter's queue, as in yaml.v3.
+    queued: bool,
 }
 
 impl Encoder {
@@ -23,6 +31,16 @@ impl Encoder {
         Encoder {
             emitter: Emitter::new(options),
             started: false,
+            queued: false,
+        }
+    }
+
+    /// An encoder whose events go through the emitter's queue, as in
+    /// yaml.v3: the reference the direct path is checked against.
+    pub(crate) fn queued(options: EmitterOptions) -> Encoder {
+        Encoder {
+            queued: true,
+            ..Encoder::new(options)
         }
     }
 
@@ -34,8 +52,30 @@ impl Encoder {
         encoder
     }
 
+    /// Emits an event that needs no look-ahead.
     fn emit(&mut self, event: Event) -> Result<()> {
-        self.emitter.emit(event)
+        if self.queued {
+            return self.emitter.emit(event);
+        }
+        self.emitter.emit_known(event, Next::default())
+    }
+
+    /// Emits the start event of `node`, a collection: the emitter looks
+    /// ahead at the next event only to see whether the collection is empty
+    /// (then the next event is its end, with the node's line comment).
+    fn emit_start(&mut self, event: Event, node: &Node, end: EventType) -> Result<()> {
+        if self.queued {
+            return self.emitter.emit(event);
+        }
+        let next = if node.content.is_empty() {
+            Next {
+                typ: end,
+                line_comment: node.line_comment().as_bytes().to_vec(),
+            }
+        } else {
+            Next::default()
+        };
+        self.emitter.emit_known(event, next)
     }
 
     /// `Encoder.Encode(node)`: a document node is written as is, any other
@@ -123,15 +163,19 @@ impl Encoder {
                 } else {
                     SequenceStyle::Block
                 };
-                self.emit(Event {
-                    typ: EventType::SequenceStart,
-                    anchor: node.anchor().as_bytes().to_vec(),
-                    tag: long_tag(tag).into_bytes(),
-                    implicit: tag.is_empty(),
-                    style: EventStyle::Sequence(style),
-                    comments: comments(node.head_comment(), "", "", ""),
-                    ..Event::default()
-                })?;
+                self.emit_start(
+                    Event {
+                        typ: EventType::SequenceStart,
+                        anchor: node.anchor().as_bytes().to_vec(),
+                        tag: long_tag(tag).into_bytes(),
+                        implicit: tag.is_empty(),
+                        style: EventStyle::Sequence(style),
+                        comments: comments(node.head_comment(), "", "", ""),
+                        ..Event::default()
+                    },
+                    node,
+                    EventType::SequenceEnd,
+                )?;
                 for child in &node.content {
                     self.node(child, "")?;
                 }
@@ -147,15 +191,19 @@ impl Encoder {
                 } else {
                     MappingStyle::Block
                 };
-                self.emit(Event {
-                    typ: EventType::MappingStart,
-                    anchor: node.anchor().as_bytes().to_vec(),
-                    tag: long_tag(tag).into_bytes(),
-                    implicit: tag.is_empty(),
-                    style: EventStyle::Mapping(style),
-                    comments: comments(node.head_comment(), "", "", tail),
-                    ..Event::default()
-                })?;
+                self.emit_start(
+                    Event {
+                        typ: EventType::MappingStart,
+                        anchor: node.anchor().as_bytes().to_vec(),
+                        tag: long_tag(tag).into_bytes(),
+                        implicit: tag.is_empty(),
+                        style: EventStyle::Mapping(style),
+                        comments: comments(node.head_comment(), "", "", tail),
+                        ..Event::default()
+                    },
+                    node,
+                    EventType::MappingEnd,
+                )?;
                 // The foot comment of a key is written after its value, as
                 // the tail of the next key (or of the mapping end).
                 let mut tail: &str = "";

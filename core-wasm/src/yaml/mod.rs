@@ -78,11 +78,28 @@ pub fn parse_document(input: &str) -> Result<Node> {
 /// Writes documents (or bare nodes) as one stream, separated by `---`, the
 /// way one `yaml.Encoder` writes successive `Encode` calls.
 pub fn emit_stream(nodes: &[Node], format: Format) -> Result<String> {
-    let mut encoder = encode::Encoder::new(format.options());
+    write_stream(encode::Encoder::new(format.options()), nodes)
+}
+
+#[doc(hidden)]
+/// [`emit_stream`] with every event going through the emitter's look-ahead
+/// queue, as in yaml.v3, where [`emit_stream`] tells the emitter what
+/// follows instead: for differential tests and fuzzing, which check that
+/// both write the same bytes (or fail alike).
+pub fn __emit_stream_queued(nodes: &[Node], format: Format) -> Result<String> {
+    write_stream(encode::Encoder::queued(format.options()), nodes)
+}
+
+/// Encodes `nodes` one after the other and ends the stream.
+fn write_stream(mut encoder: encode::Encoder, nodes: &[Node]) -> Result<String> {
     for node in nodes {
         encoder.encode(node)?;
     }
-    let bytes = encoder.finish()?;
+    output_text(encoder.finish()?)
+}
+
+/// The emitter's output as text.
+fn output_text(bytes: Vec<u8>) -> Result<String> {
     String::from_utf8(bytes).map_err(|_| YamlError::edit("emitter produced invalid UTF-8"))
 }
 
@@ -111,8 +128,7 @@ pub fn reformat(input: &str) -> Result<String> {
     if let Some(err) = emit_error {
         return Err(err.into());
     }
-    let bytes = encoder.finish()?;
-    String::from_utf8(bytes).map_err(|_| YamlError::edit("emitter produced invalid UTF-8"))
+    output_text(encoder.finish()?)
 }
 
 #[doc(hidden)]
