@@ -20,6 +20,10 @@ playground-test:
 bench:
     cargo bench -p porch-variants-core --bench yaml
 
+# The same on a profile-guided build (trained on the repository's YAML).
+bench-pgo:
+    scripts/pgo.sh bench
+
 # Rebuild the kyaml oracle (needs Debian's golang-go and golang-gopkg-yaml.v3-dev).
 oracle:
     tools/kyaml-oracle/build.sh
