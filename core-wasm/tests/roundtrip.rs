@@ -138,14 +138,35 @@ fn direct_emitter_path_writes_what_the_queued_one_writes() {
         let Ok(docs) = yaml::parse_stream(&text) else {
             continue;
         };
-        for format in [yaml::Format::Kyaml, yaml::Format::YamlV3] {
-            let direct = yaml::emit_stream(&docs, format).map_err(|e| e.to_string());
-            let queued = yaml::__emit_stream_queued(&docs, format).map_err(|e| e.to_string());
-            assert_eq!(direct, queued, "{} ({format:?})", input.display());
-            compared += 1;
-        }
+        compared += assert_direct_path_matches(&docs, &input.display());
     }
     assert!(compared >= 2 * 100, "only {compared} streams compared");
+}
+
+/// Asserts that the direct and the queued emitter paths write the same
+/// bytes (or the same error) for `docs`, in both formats; the number of
+/// streams compared.
+fn assert_direct_path_matches(docs: &[yaml::Node], what: &dyn std::fmt::Display) -> usize {
+    let formats = [yaml::Format::Kyaml, yaml::Format::YamlV3];
+    for format in formats {
+        let direct = yaml::emit_stream(docs, format).map_err(|e| e.to_string());
+        let queued = yaml::__emit_stream_queued(docs, format).map_err(|e| e.to_string());
+        assert_eq!(direct, queued, "{what} ({format:?})");
+    }
+    formats.len()
+}
+
+/// An empty mapping or sequence, block or flow.
+fn empty_collection(mapping: bool, flow: bool) -> yaml::Node {
+    let mut n = if mapping {
+        yaml::Node::new_mapping()
+    } else {
+        yaml::Node::new_sequence()
+    };
+    if flow {
+        n.style = yaml::Style::FLOW;
+    }
+    n
 }
 
 /// The same for built trees holding empty collections, which the emitter
@@ -154,20 +175,13 @@ fn direct_emitter_path_writes_what_the_queued_one_writes() {
 /// collections, with and without comments and anchors.
 #[test]
 fn direct_emitter_path_matches_on_empty_collections() {
-    use yaml::{Node, Style};
+    use yaml::Node;
     let empties = || {
         let mut all = Vec::new();
         for flow in [false, true] {
             for mapping in [false, true] {
                 for comment in [0, 1, 2, 3] {
-                    let mut n = if mapping {
-                        Node::new_mapping()
-                    } else {
-                        Node::new_sequence()
-                    };
-                    if flow {
-                        n.style = Style::FLOW;
-                    }
+                    let mut n = empty_collection(mapping, flow);
                     match comment {
                         1 => n.set_line_comment("# line"),
                         2 => {
@@ -190,14 +204,7 @@ fn direct_emitter_path_matches_on_empty_collections() {
     for parent_flow in [false, true] {
         for parent_mapping in [false, true] {
             for (i, empty) in empties().into_iter().enumerate() {
-                let mut parent = if parent_mapping {
-                    Node::new_mapping()
-                } else {
-                    Node::new_sequence()
-                };
-                if parent_flow {
-                    parent.style = Style::FLOW;
-                }
+                let mut parent = empty_collection(parent_mapping, parent_flow);
                 if parent_mapping {
                     // The empty collection as a value, then as a key.
                     parent.content.push(Node::new_string(format!("k{i}")));
@@ -209,14 +216,8 @@ fn direct_emitter_path_matches_on_empty_collections() {
                     parent.content.push(Node::new_string("after"));
                 }
                 let doc = Node::new_document(parent);
-                for format in [yaml::Format::Kyaml, yaml::Format::YamlV3] {
-                    let docs = std::slice::from_ref(&doc);
-                    let direct = yaml::emit_stream(docs, format).map_err(|e| e.to_string());
-                    let queued =
-                        yaml::__emit_stream_queued(docs, format).map_err(|e| e.to_string());
-                    assert_eq!(direct, queued, "{doc:?} ({format:?})");
-                    compared += 1;
-                }
+                compared +=
+                    assert_direct_path_matches(std::slice::from_ref(&doc), &format!("{doc:?}"));
             }
         }
     }

@@ -60,10 +60,24 @@ impl Encoder {
         self.emitter.emit_known(event, Next::default())
     }
 
-    /// Emits the start event of `node`, a collection: the emitter looks
+    /// Emits the start event of `node`, a sequence or mapping (as `style`
+    /// says) tagged `tag`, with the tail comment `tail`. The emitter looks
     /// ahead at the next event only to see whether the collection is empty
     /// (then the next event is its end, with the node's line comment).
-    fn emit_start(&mut self, event: Event, node: &Node, end: EventType) -> Result<()> {
+    fn emit_start(&mut self, node: &Node, tag: &str, style: EventStyle, tail: &str) -> Result<()> {
+        let (typ, end) = match style {
+            EventStyle::Sequence(_) => (EventType::SequenceStart, EventType::SequenceEnd),
+            _ => (EventType::MappingStart, EventType::MappingEnd),
+        };
+        let event = Event {
+            typ,
+            anchor: node.anchor().as_bytes().to_vec(),
+            tag: long_tag(tag).into_bytes(),
+            implicit: tag.is_empty(),
+            style,
+            comments: comments(node.head_comment(), "", "", tail),
+            ..Event::default()
+        };
         if self.queued {
             return self.emitter.emit(event);
         }
@@ -163,19 +177,7 @@ impl Encoder {
                 } else {
                     SequenceStyle::Block
                 };
-                self.emit_start(
-                    Event {
-                        typ: EventType::SequenceStart,
-                        anchor: node.anchor().as_bytes().to_vec(),
-                        tag: long_tag(tag).into_bytes(),
-                        implicit: tag.is_empty(),
-                        style: EventStyle::Sequence(style),
-                        comments: comments(node.head_comment(), "", "", ""),
-                        ..Event::default()
-                    },
-                    node,
-                    EventType::SequenceEnd,
-                )?;
+                self.emit_start(node, tag, EventStyle::Sequence(style), "")?;
                 for child in &node.content {
                     self.node(child, "")?;
                 }
@@ -191,19 +193,7 @@ impl Encoder {
                 } else {
                     MappingStyle::Block
                 };
-                self.emit_start(
-                    Event {
-                        typ: EventType::MappingStart,
-                        anchor: node.anchor().as_bytes().to_vec(),
-                        tag: long_tag(tag).into_bytes(),
-                        implicit: tag.is_empty(),
-                        style: EventStyle::Mapping(style),
-                        comments: comments(node.head_comment(), "", "", tail),
-                        ..Event::default()
-                    },
-                    node,
-                    EventType::MappingEnd,
-                )?;
+                self.emit_start(node, tag, EventStyle::Mapping(style), tail)?;
                 // The foot comment of a key is written after its value, as
                 // the tail of the next key (or of the mapping end).
                 let mut tail: &str = "";
