@@ -70,21 +70,23 @@ profile_is_fresh() {
     [ -z "$(find core-wasm/src core-wasm/Cargo.toml Cargo.lock -newer "$profile" -print -quit)" ]
 }
 
+# Runs cargo with the profile (made first when stale), into target/pgo/build.
+with_profile() {
+    profile_is_fresh || make_profile
+    RUSTFLAGS="-Cprofile-use=$profile" CARGO_TARGET_DIR=$pgo/build cargo "$@"
+}
+
 case "${1:-}" in
     profile)
         make_profile
         ;;
     bench)
         shift
-        profile_is_fresh || make_profile
-        RUSTFLAGS="-Cprofile-use=$profile" CARGO_TARGET_DIR=$pgo/build \
-            cargo bench --locked -p porch-variants-core --bench yaml "$@"
+        with_profile bench --locked -p porch-variants-core --bench yaml "$@"
         ;;
     build)
         shift
-        profile_is_fresh || make_profile
-        RUSTFLAGS="-Cprofile-use=$profile" CARGO_TARGET_DIR=$pgo/build \
-            cargo build --locked --release "$@"
+        with_profile build --locked --release "$@"
         ;;
     *)
         echo "usage: scripts/pgo.sh profile | bench [ARGS] | build ARGS" >&2
