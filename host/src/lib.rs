@@ -3,6 +3,7 @@
 
 pub mod component;
 pub mod engine_api;
+pub mod fn_render;
 pub mod kube;
 pub mod local;
 pub mod reconcile;

@@ -59,6 +59,19 @@ enum Command {
     Controller(porch_variants::kube::run::ControllerArgs),
     /// Print the PackageVariant and PackageVariantSet CRDs (YAML).
     Crds,
+    /// KRM functions: `fn render` runs a package's pipeline, as
+    /// `kpt fn render` does.
+    Fn {
+        #[command(subcommand)]
+        command: FnCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum FnCommand {
+    /// Render a package in place: run its Kptfile pipelines (subpackages
+    /// first), write the resources back and the root Kptfile's status.
+    Render(porch_variants::fn_render::RenderArgs),
 }
 
 fn local_cmd(args: &porch_variants::local::cli::LocalArgs) -> anyhow::Result<ExitCode> {
@@ -109,6 +122,9 @@ fn main() -> ExitCode {
             })
             .map_err(anyhow::Error::from),
         Command::Local(args) => local_cmd(&args),
+        Command::Fn {
+            command: FnCommand::Render(args),
+        } => porch_variants::fn_render::run(&args),
         Command::Rpkg {
             dir,
             namespace,

@@ -231,6 +231,16 @@ fn parse_int(v: &str) -> Option<Value> {
 
 /// Builds a node from a JSON value as the kpt SDK does for typed values.
 pub fn from_json(value: &Value) -> Node {
+    build_node(value, true)
+}
+
+/// [`from_json`] keeping every object's keys in their order, as yaml.v3
+/// marshals a Go struct (field order) when `value` was built in that order.
+pub fn from_json_ordered(value: &Value) -> Node {
+    build_node(value, false)
+}
+
+fn build_node(value: &Value, sort: bool) -> Node {
     match value {
         Value::Null => Node::new_scalar(NULL_TAG, "null"),
         Value::Bool(b) => Node::new_scalar(BOOL_TAG, if *b { "true" } else { "false" }),
@@ -238,17 +248,19 @@ pub fn from_json(value: &Value) -> Node {
         Value::String(s) => string_node(s),
         Value::Array(items) => {
             let mut seq = Node::new_sequence();
-            seq.content = items.iter().map(from_json).collect();
+            seq.content = items.iter().map(|v| build_node(v, sort)).collect();
             seq
         }
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort_by(|a, b| compare_keys(a, b));
+            if sort {
+                keys.sort_by(|a, b| compare_keys(a, b));
+            }
             let mut m = Node::new_scalar(MAP_TAG, "");
             m.kind = Kind::Mapping;
             for k in keys {
                 m.content.push(string_node(k));
-                m.content.push(from_json(&map[k]));
+                m.content.push(build_node(&map[k], sort));
             }
             m
         }

@@ -27,7 +27,9 @@ pub(crate) mod token;
 pub use compose::MAX_DEPTH;
 pub use edit::deep_copy_formatting;
 pub use error::{ErrorKind, Result, YamlError};
-pub use json::{from_json, string_node, to_json, to_json_strict, MAX_EXPANDED_NODES};
+pub use json::{
+    from_json, from_json_ordered, string_node, to_json, to_json_strict, MAX_EXPANDED_NODES,
+};
 pub use node::{Kind, Node, Style};
 pub use order::{compare_keys, field_order};
 
@@ -42,6 +44,10 @@ pub enum Format {
     Kyaml,
     /// yaml.v3's default encoder: indent 4, sequences indented.
     YamlV3,
+    /// kyaml's encoder with `WideSequenceStyle`: indent 2, sequences
+    /// indented under their key (`  - `), as kpt writes files whose
+    /// sequences were wide and the Kptfile it re-marshals.
+    KyamlWide,
 }
 
 impl Format {
@@ -49,6 +55,10 @@ impl Format {
         match self {
             Format::Kyaml => EmitterOptions::kyaml(),
             Format::YamlV3 => EmitterOptions::yaml_v3(),
+            Format::KyamlWide => EmitterOptions {
+                compact_sequence_indent: false,
+                ..EmitterOptions::kyaml()
+            },
         }
     }
 }

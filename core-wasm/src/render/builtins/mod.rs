@@ -1,0 +1,60 @@
+//! The functions that run in process, on the lossless tree: Porch's three
+//! builtins (apply-replacements, set-namespace, starlark) and set-labels and
+//! set-annotations, each following the krm-functions-catalog's current
+//! behaviour (see `docs/render.md` for the version each follows).
+//!
+//! A builtin gets the items as kpt sends them to a function (documents, with
+//! kpt's path, index and id annotations) and its `functionConfig`, and edits
+//! the items in place, so comments, key order and styles survive without the
+//! id-based copy-back an external function needs.
+
+mod apply_replacements;
+mod set_annotations;
+mod set_labels;
+mod set_namespace;
+
+use crate::yaml::Node;
+
+use super::result::FnResult;
+
+/// What a function gets: kpt's `ResourceList` without the wrapping.
+#[derive(Debug, Clone, Default)]
+pub struct FnInput {
+    /// The items, each a [`crate::yaml::Kind::Document`] node.
+    pub items: Vec<Node>,
+    /// `functionConfig` (a document node), absent when kpt sends none.
+    pub function_config: Option<Node>,
+}
+
+/// What a function gives back.
+#[derive(Debug, Clone, Default)]
+pub struct FnOutput {
+    /// The items afterwards (documents).
+    pub items: Vec<Node>,
+    /// Its results, in order.
+    pub results: Vec<FnResult>,
+    /// Text the function printed (starlark's `print`).
+    pub stderr: String,
+    /// Set when the function failed (the SDK's `error: function failure`,
+    /// or the error the function returned); the items and results are
+    /// still those it wrote.
+    pub failure: Option<String>,
+}
+
+/// The SDK's error text when a function's processor returns `false`.
+pub const FUNCTION_FAILURE: &str = "error: function failure";
+
+/// A builtin function.
+pub type Builtin = fn(FnInput) -> FnOutput;
+
+/// The builtin for a catalog function name (`set-namespace`, ...), without
+/// registry prefix or tag.
+pub fn lookup(name: &str) -> Option<Builtin> {
+    Some(match name {
+        "apply-replacements" => apply_replacements::run,
+        "set-annotations" => set_annotations::run,
+        "set-labels" => set_labels::run,
+        "set-namespace" => set_namespace::run,
+        _ => return None,
+    })
+}

@@ -1,0 +1,982 @@
+//! The render walk: packages depth-first (or breadth-first under
+//! `kpt.dev/bfs-rendering`), each package's mutators then validators, the
+//! step records and results, and writing the rendered package back.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::api::Function;
+use crate::yaml::{self, Format, Node};
+
+use super::annotations as ann;
+use super::builtins;
+use super::function::{self, Ran, Runner, StepError, PENDING};
+use super::image;
+use super::kptfile::{self, clean_path, KptfileInfo, RenderStatusUpdate};
+use super::package::{self, display, Files};
+use super::result::FnResult;
+use super::runtime::{FunctionRef, FunctionRuntime};
+use super::select;
+
+/// How to render.
+#[derive(Debug, Clone)]
+pub struct RenderOptions {
+    /// Run `exec:` functions (kpt's `--allow-exec`).
+    pub allow_exec: bool,
+    /// Prefix of images named without a registry.
+    pub image_prefix: String,
+    /// The absolute path functions see as the root package's
+    /// `package-path` annotation.
+    pub root_path: String,
+}
+
+impl Default for RenderOptions {
+    fn default() -> Self {
+        RenderOptions {
+            allow_exec: false,
+            image_prefix: image::DEFAULT_PREFIX.to_string(),
+            root_path: "/".to_string(),
+        }
+    }
+}
+
+/// One step of `renderStatus` (kpt's `PipelineStepResult`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepRecord {
+    /// The function's `name`.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    /// The resolved image.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub image: String,
+    /// The exec string.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub exec: String,
+    /// Why it did not run or produced no result.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub execution_error: String,
+    /// Its stderr.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub stderr: String,
+    /// Its exit code.
+    pub exit_code: i64,
+    /// Its results.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub results: Vec<FnResult>,
+    /// Its results of severity `error`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub error_results: Vec<FnResult>,
+}
+
+/// One entry of kpt's `FunctionResultList`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResultListItem {
+    /// The resolved image.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub image: String,
+    /// The exec string.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub exec: String,
+    /// Its stderr.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub stderr: String,
+    /// Its exit code.
+    pub exit_code: i64,
+    /// Its results.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub results: Vec<FnResult>,
+}
+
+/// A render's failure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderFailure {
+    /// The hydration error as the Kptfile condition shows it
+    /// (`pkg.render: pkg .:\n\tpipeline.run: …`).
+    pub message: String,
+    /// The innermost cause, as `kpt fn render` prints it after `Error: `.
+    pub cause: String,
+    /// The function's output was shown already (kpt prints nothing more).
+    pub handled: bool,
+}
+
+/// What a render produced.
+#[derive(Debug, Clone, Default)]
+pub struct RenderOutput {
+    /// Every file afterwards (files render does not read are unchanged).
+    pub files: Files,
+    /// The render's failure, if any.
+    pub failure: Option<RenderFailure>,
+    /// One entry per function that ran, in order.
+    pub results: Vec<ResultListItem>,
+    /// `Successfully executed N function(s) in M package(s).` or the
+    /// partial/failed form (empty after a failure without
+    /// save-on-render-failure).
+    pub summary: String,
+    /// kpt's progress lines (`[RUNNING] "…"`, `[PASS] "…"`, …).
+    pub log: Vec<String>,
+    /// Set when the render stopped for a function the caller must run
+    /// (only with a [`super::RecordedRuntime`]).
+    pub pending: bool,
+    /// Whether the root Kptfile was readable (no status is written when it
+    /// was not).
+    pub status_written: bool,
+}
+
+impl RenderOutput {
+    /// kpt's `FunctionResultList` as YAML (`results.yaml`).
+    pub fn results_yaml(&self) -> String {
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct List<'a> {
+            api_version: &'a str,
+            kind: &'a str,
+            metadata: BTreeMap<&'a str, &'a str>,
+            exit_code: i64,
+            #[serde(skip_serializing_if = "Vec::is_empty")]
+            items: &'a Vec<ResultListItem>,
+        }
+        let list = List {
+            api_version: "kpt.dev/v1",
+            kind: "FunctionResultList",
+            metadata: BTreeMap::from([("name", "fnresults")]),
+            exit_code: i64::from(
+                self.results.iter().any(|r| r.exit_code != 0)
+                    || self.failure.is_some()
+                        && !self.results.is_empty()
+                        && self.results.iter().any(|r| r.exit_code != 0),
+            ),
+            items: &self.results,
+        };
+        let value = serde_json::to_value(&list).unwrap_or_default();
+        yaml::emit_stream(
+            &[Node::new_document(yaml::from_json_ordered(&value))],
+            Format::KyamlWide,
+        )
+        .unwrap_or_default()
+    }
+}
+
+/// A package's error during hydration.
+#[derive(Debug, Clone)]
+struct HydrateError {
+    /// The package whose pipeline failed (`.`, `./db`).
+    pkg: String,
+    /// kpt's operation (`pipeline.run`).
+    op: &'static str,
+    /// The cause.
+    cause: String,
+    /// Already printed.
+    handled: bool,
+    /// The failing package's resources as far as they got.
+    partial: Vec<Node>,
+}
+
+struct Walk<'a> {
+    files: &'a Files,
+    dirs: BTreeSet<String>,
+    opts: &'a RenderOptions,
+    runtime: &'a mut dyn FunctionRuntime,
+    mutation_steps: Vec<StepRecord>,
+    validation_steps: Vec<StepRecord>,
+    results: Vec<ResultListItem>,
+    executed: usize,
+    visited: usize,
+    input_files: BTreeSet<String>,
+    log: Vec<String>,
+    pending: bool,
+}
+
+/// Renders the package whose root `Kptfile` is at the top of `files`.
+pub fn render(
+    files: &Files,
+    opts: &RenderOptions,
+    runtime: &mut dyn FunctionRuntime,
+) -> RenderOutput {
+    let mut out = RenderOutput {
+        files: files.clone(),
+        ..RenderOutput::default()
+    };
+    let fail_early = |out: &mut RenderOutput, cause: String| {
+        out.failure = Some(RenderFailure {
+            message: cause.clone(),
+            cause,
+            handled: false,
+        });
+    };
+    let Some(root_text) = files.get("Kptfile") else {
+        fail_early(
+            &mut out,
+            "failed to read Kptfile: no Kptfile at the package root".into(),
+        );
+        return out;
+    };
+    let root_info = match kptfile::decode(root_text) {
+        Ok(i) => i,
+        Err(e) => {
+            fail_early(&mut out, format!("error reading Kptfile at \".\": {e}"));
+            return out;
+        }
+    };
+    if let Err(e) = kptfile::validate(&root_info, files, "") {
+        fail_early(&mut out, e);
+        return out;
+    }
+    let bfs = is_true(root_info.annotations.get("kpt.dev/bfs-rendering"));
+    let save_on_failure = is_true(root_info.annotations.get("kpt.dev/save-on-render-failure"));
+    let mut walk = Walk {
+        files,
+        dirs: package::package_dirs(files),
+        opts,
+        runtime,
+        mutation_steps: Vec::new(),
+        validation_steps: Vec::new(),
+        results: Vec::new(),
+        executed: 0,
+        visited: 0,
+        input_files: BTreeSet::new(),
+        log: Vec::new(),
+        pending: false,
+    };
+    let hydrated = if bfs {
+        walk.hydrate_bfs(root_info)
+    } else {
+        walk.hydrate_dfs("", root_info)
+    };
+    out.pending = walk.pending;
+    out.log = std::mem::take(&mut walk.log);
+    out.results = std::mem::take(&mut walk.results);
+    if out.pending {
+        return out;
+    }
+    let (items, error) = match hydrated {
+        Ok(items) => (Some(items), None),
+        Err(e) => {
+            let keep = save_on_failure.then(|| e.partial.clone());
+            (keep, Some(e))
+        }
+    };
+    let mut write_error = None;
+    if let Some(items) = items {
+        match write_items(
+            &mut out.files,
+            items,
+            &opts.root_path,
+            &walk.input_files,
+            error.is_none(),
+        ) {
+            Ok(()) => {}
+            Err(e) => write_error = Some(e),
+        }
+    }
+    let packages = walk.visited;
+    out.summary = match (&error, save_on_failure) {
+        (None, _) => format!(
+            "Successfully executed {} function(s) in {} package(s).",
+            walk.executed, packages
+        ),
+        (Some(_), true) if walk.executed > 0 => format!(
+            "Partially executed {} function(s) in {} package(s).",
+            walk.executed, packages
+        ),
+        (Some(_), true) => format!("Failed to execute any functions in {packages} package(s)."),
+        (Some(_), false) => String::new(),
+    };
+    let failure = match (error, write_error) {
+        (Some(e), Some(w)) if save_on_failure => {
+            let message = hydrate_message(&e, bfs);
+            Some(RenderFailure {
+                message: format!(
+                    "failed to save resources: {w} (original render error: {message})"
+                ),
+                cause: w,
+                handled: false,
+            })
+        }
+        (Some(e), _) => Some(RenderFailure {
+            message: hydrate_message(&e, bfs),
+            cause: e.cause.clone(),
+            handled: e.handled,
+        }),
+        (None, Some(w)) => Some(RenderFailure {
+            message: w.clone(),
+            cause: w,
+            handled: false,
+        }),
+        (None, None) => None,
+    };
+    // The root Kptfile's status.
+    let mut status = serde_json::Map::new();
+    let steps = |v: &Vec<StepRecord>| serde_json::to_value(v).unwrap_or_default();
+    if !walk.mutation_steps.is_empty() {
+        status.insert("mutationSteps".into(), steps(&walk.mutation_steps));
+    }
+    if !walk.validation_steps.is_empty() {
+        status.insert("validationSteps".into(), steps(&walk.validation_steps));
+    }
+    if failure.is_some() {
+        let summary = error_summary(&walk.mutation_steps, &walk.validation_steps);
+        if !summary.is_empty() {
+            status.insert("errorSummary".into(), summary.into());
+        }
+    }
+    let update = RenderStatusUpdate {
+        ok: failure.is_none(),
+        message: failure
+            .as_ref()
+            .map(|f| f.message.clone())
+            .unwrap_or_default(),
+        render_status: (!status.is_empty()).then_some(serde_json::Value::Object(status)),
+    };
+    if let Some(text) = out.files.get("Kptfile") {
+        if let Ok(new_text) = kptfile::write_status(text, &update) {
+            out.files.insert("Kptfile".into(), new_text);
+            out.status_written = true;
+        }
+    }
+    out.failure = failure;
+    out
+}
+
+fn is_true(v: Option<&String>) -> bool {
+    v.is_some_and(|v| v.eq_ignore_ascii_case("true"))
+}
+
+fn hydrate_message(e: &HydrateError, bfs: bool) -> String {
+    let cause = if e.handled {
+        "already handled error".to_string()
+    } else {
+        e.cause.clone()
+    };
+    if bfs && e.pkg != "." {
+        format!("pkg.render: pkg .:\n\t{}: pkg {}: {cause}", e.op, e.pkg)
+    } else {
+        format!("pkg.render: pkg {}:\n\t{}: {cause}", e.pkg, e.op)
+    }
+}
+
+fn error_summary(m: &[StepRecord], v: &[StepRecord]) -> String {
+    let mut lines = Vec::new();
+    for s in m.iter().chain(v) {
+        let name = [&s.name, &s.image, &s.exec]
+            .into_iter()
+            .find(|x| !x.is_empty())
+            .cloned()
+            .unwrap_or_default();
+        if !s.execution_error.is_empty() {
+            lines.push(format!("{name}: {}", s.execution_error));
+        } else if s.exit_code != 0 {
+            lines.push(format!("{name}: exit code {}", s.exit_code));
+        }
+    }
+    lines.join("\n")
+}
+
+/// A function ready to run.
+struct Prepared {
+    function: Function,
+    fref: FunctionRef,
+    runner: Runner,
+    config: Option<Node>,
+}
+
+impl Walk<'_> {
+    fn package_path(&self, dir: &str) -> String {
+        let root = self.opts.root_path.trim_end_matches('/');
+        if dir.is_empty() {
+            if root.is_empty() {
+                "/".to_string()
+            } else {
+                root.to_string()
+            }
+        } else {
+            format!("{root}/{dir}")
+        }
+    }
+
+    fn local_resources(&mut self, dir: &str) -> Result<Vec<Node>, HydrateError> {
+        let pkg_path = self.package_path(dir);
+        let mut items = Vec::new();
+        for (rel, text) in package::resource_files(self.files, &self.dirs, dir) {
+            let read = package::read_file(rel, text, &pkg_path).map_err(|cause| HydrateError {
+                pkg: display(dir),
+                op: "pkg.read",
+                cause,
+                handled: false,
+                partial: Vec::new(),
+            })?;
+            if !read.is_empty() {
+                self.input_files.insert(package::join(dir, rel));
+            }
+            items.extend(read);
+        }
+        Ok(items)
+    }
+
+    fn subpackage_info(&self, dir: &str) -> Result<KptfileInfo, String> {
+        let text = self
+            .files
+            .get(&package::join(dir, "Kptfile"))
+            .map(String::as_str)
+            .unwrap_or("");
+        let info = kptfile::decode(text)
+            .map_err(|e| format!("error reading Kptfile at {:?}: {e}", display(dir)))?;
+        kptfile::validate(&info, self.files, dir)?;
+        Ok(info)
+    }
+
+    fn hydrate_dfs(&mut self, dir: &str, info: KptfileInfo) -> Result<Vec<Node>, HydrateError> {
+        self.visited += 1;
+        let mut input = self.local_resources(dir)?;
+        for sub in package::direct_subpackages(&self.dirs, dir) {
+            let sub_info = self.subpackage_info(&sub).map_err(|cause| HydrateError {
+                pkg: display(dir),
+                op: "pkg.Subpackages",
+                cause: format!("pkg {}: {cause}", display(&sub)),
+                handled: false,
+                partial: input.clone(),
+            })?;
+            match self.hydrate_dfs(&sub, sub_info) {
+                Ok(out) => input.extend(out),
+                Err(mut e) => {
+                    let mut partial = input;
+                    partial.append(&mut e.partial);
+                    e.partial = partial;
+                    return Err(e);
+                }
+            }
+        }
+        self.run_pipeline(dir, &info, input)
+    }
+
+    fn hydrate_bfs(&mut self, root_info: KptfileInfo) -> Result<Vec<Node>, HydrateError> {
+        // Discovery, level by level.
+        let mut order: Vec<(String, KptfileInfo)> = Vec::new();
+        let mut resources: BTreeMap<String, Vec<Node>> = BTreeMap::new();
+        let mut children: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut queue = std::collections::VecDeque::from([(String::new(), root_info)]);
+        while let Some((dir, info)) = queue.pop_front() {
+            self.visited += 1;
+            resources.insert(dir.clone(), self.local_resources(&dir)?);
+            let subs = package::direct_subpackages(&self.dirs, &dir);
+            for sub in &subs {
+                let sub_info = self.subpackage_info(sub).map_err(|cause| HydrateError {
+                    pkg: display(&dir),
+                    op: "pkg.Subpackages",
+                    cause: format!("pkg {}: {cause}", display(sub)),
+                    handled: false,
+                    partial: Vec::new(),
+                })?;
+                queue.push_back((sub.clone(), sub_info));
+            }
+            children.insert(dir.clone(), subs);
+            order.push((dir, info));
+        }
+        fn descendants(children: &BTreeMap<String, Vec<String>>, dir: &str, out: &mut Vec<String>) {
+            for c in children.get(dir).into_iter().flatten() {
+                out.push(c.clone());
+                descendants(children, c, out);
+            }
+        }
+        let concat = |resources: &BTreeMap<String, Vec<Node>>| -> Vec<Node> {
+            order
+                .iter()
+                .flat_map(|(d, _)| resources.get(d).cloned().unwrap_or_default())
+                .collect()
+        };
+        for (dir, info) in &order {
+            let mut family = vec![dir.clone()];
+            descendants(&children, dir, &mut family);
+            let input: Vec<Node> = family
+                .iter()
+                .flat_map(|d| resources.get(d).cloned().unwrap_or_default())
+                .collect();
+            let output = match self.run_pipeline(dir, info, input) {
+                Ok(o) => o,
+                Err(mut e) => {
+                    resources.insert(dir.clone(), std::mem::take(&mut e.partial));
+                    e.partial = concat(&resources);
+                    return Err(e);
+                }
+            };
+            // Redistribute by package path.
+            let paths: BTreeMap<String, String> = family
+                .iter()
+                .map(|d| (self.package_path(d), d.clone()))
+                .collect();
+            let mut groups: BTreeMap<String, Vec<Node>> = BTreeMap::new();
+            for item in output {
+                let owner = ann::get(&item, ann::PACKAGE_PATH)
+                    .and_then(|p| paths.get(p))
+                    .cloned()
+                    .unwrap_or_else(|| dir.clone());
+                groups.entry(owner).or_default().push(item);
+            }
+            resources.insert(dir.clone(), groups.remove(dir).unwrap_or_default());
+            for (d, items) in groups {
+                resources.insert(d, items);
+            }
+        }
+        Ok(concat(&resources))
+    }
+
+    fn prepare(&mut self, f: &Function, dir: &str) -> Result<Prepared, String> {
+        if !f.exec.is_empty() && !self.opts.allow_exec {
+            return Err(
+                "must run with `--allow-exec` option to allow running function binaries".into(),
+            );
+        }
+        let resolved = if f.image.is_empty() {
+            String::new()
+        } else {
+            image::resolve(&f.image, &f.tag, &self.opts.image_prefix)
+        };
+        let runner = match image::catalog_name(&resolved, &self.opts.image_prefix)
+            .and_then(builtins::lookup)
+        {
+            Some(b) if !resolved.is_empty() => Runner::Builtin(b),
+            _ => Runner::External,
+        };
+        let config = if !f.config_path.is_empty() {
+            let path = package::join(dir, &clean_path(&f.config_path));
+            let text = self
+                .files
+                .get(&path)
+                .ok_or_else(|| format!("missing function config {:?}", f.config_path))?;
+            let doc = yaml::parse_document(text)
+                .map_err(|e| format!("invalid function config {:?} {e}", f.config_path))?;
+            Some(doc)
+        } else if !f.config_map.is_empty() {
+            let mut cm = Node::new_mapping();
+            let mut meta = Node::new_mapping();
+            let mut data = Node::new_mapping();
+            let set = |n: &mut Node, k: &str, v: Node| n.set(k, v).map_err(|e| e.to_string());
+            set(&mut meta, "name", Node::new_string("function-input"))?;
+            for (k, v) in &f.config_map {
+                set(&mut data, k, yaml::string_node(v))?;
+            }
+            set(&mut cm, "apiVersion", Node::new_string("v1"))?;
+            set(&mut cm, "kind", Node::new_string("ConfigMap"))?;
+            set(&mut cm, "metadata", meta)?;
+            set(&mut cm, "data", data)?;
+            Some(Node::new_document(cm))
+        } else {
+            None
+        };
+        Ok(Prepared {
+            function: f.clone(),
+            fref: FunctionRef {
+                image: resolved,
+                exec: f.exec.clone(),
+            },
+            runner,
+            config,
+        })
+    }
+
+    fn record(&mut self, p: &Prepared, ran: &Ran, validator: bool) {
+        let mut step = StepRecord {
+            name: p.function.name.clone(),
+            image: p.fref.image.clone(),
+            exec: p.fref.exec.clone(),
+            exit_code: ran.exit_code,
+            ..StepRecord::default()
+        };
+        if ran.recorded {
+            step.stderr = ran.stderr.clone();
+            step.results = ran.results.clone();
+            step.error_results = ran
+                .results
+                .iter()
+                .filter(|r| r.is_error())
+                .cloned()
+                .collect();
+            self.results.push(ResultListItem {
+                image: p.fref.image.clone(),
+                exec: p.fref.exec.clone(),
+                stderr: ran.stderr.clone(),
+                exit_code: ran.exit_code,
+                results: ran.results.clone(),
+            });
+        } else if let Some(e) = &ran.error {
+            step.exit_code = 1;
+            step.execution_error = e.message.clone();
+        }
+        if validator {
+            self.validation_steps.push(step);
+        } else {
+            self.mutation_steps.push(step);
+        }
+    }
+
+    fn pre_exec_failure(&mut self, f: &Function, resolved: String, err: &str, validator: bool) {
+        let step = StepRecord {
+            name: f.name.clone(),
+            image: resolved,
+            exec: f.exec.clone(),
+            execution_error: err.to_string(),
+            exit_code: 1,
+            ..StepRecord::default()
+        };
+        if validator {
+            self.validation_steps.push(step);
+        } else {
+            self.mutation_steps.push(step);
+        }
+    }
+
+    fn log_run(&mut self, p: &Prepared, selected: Option<usize>, ran: &Ran) {
+        let on = selected.map_or(String::new(), |n| format!(" on {n} resource(s)"));
+        self.log
+            .push(format!("[RUNNING] {:?}{on}", p.fref.display()));
+        let verdict = if ran.error.is_some() { "FAIL" } else { "PASS" };
+        self.log.push(format!("[{verdict}] {:?}", p.fref.display()));
+        if !ran.results.is_empty() {
+            let parts: Vec<String> = ran.results.iter().map(result_line).collect();
+            self.log.push(format!("  Results: {}", parts.join(", ")));
+        }
+        if ran.error.is_some() && (!ran.stderr.is_empty() || ran.exit_code != 0) {
+            let stderr = ran.stderr.trim_end().replace('\n', ", ");
+            self.log
+                .push(format!("  Stderr: {stderr}  Exit code: {}", ran.exit_code));
+        }
+    }
+
+    fn run_pipeline(
+        &mut self,
+        dir: &str,
+        info: &KptfileInfo,
+        input: Vec<Node>,
+    ) -> Result<Vec<Node>, HydrateError> {
+        let pkg = display(dir);
+        let err = |cause: String, handled: bool, partial: Vec<Node>| HydrateError {
+            pkg: pkg.clone(),
+            op: "pipeline.run",
+            cause,
+            handled,
+            partial,
+        };
+        if info.mutators.is_empty() && info.validators.is_empty() {
+            for item in &input {
+                if let Err(e) = package::check_krm(item) {
+                    return Err(err(
+                        format!("input resource list must contain only KRM resources: {e}"),
+                        false,
+                        input,
+                    ));
+                }
+            }
+            return Ok(input);
+        }
+        // configPath must name a resource of this package.
+        let pkg_path = self.package_path(dir);
+        let own_paths: BTreeSet<String> = input
+            .iter()
+            .filter(|i| ann::get(i, ann::PACKAGE_PATH) == Some(pkg_path.as_str()))
+            .filter_map(|i| ann::path(i).map(clean_path))
+            .collect();
+        for (list, fns) in [
+            ("mutators", &info.mutators),
+            ("validators", &info.validators),
+        ] {
+            for (i, f) in fns.iter().enumerate() {
+                if !f.config_path.is_empty() && !own_paths.contains(&clean_path(&f.config_path)) {
+                    let cause = format!(
+                        "Kptfile is invalid:\nField: `pipeline.{list}[{i}].configPath`\nValue: {:?}\nReason: functionConfig must exist in the current package\n",
+                        f.config_path
+                    );
+                    return Err(err(cause, false, input));
+                }
+            }
+        }
+        // Mutators: every runner first, then each in turn.
+        let mut prepared = Vec::new();
+        for f in &info.mutators {
+            match self.prepare(f, dir) {
+                Ok(p) => prepared.push(p),
+                Err(e) => {
+                    let resolved = if f.image.is_empty() {
+                        String::new()
+                    } else {
+                        image::resolve(&f.image, &f.tag, &self.opts.image_prefix)
+                    };
+                    self.pre_exec_failure(f, resolved, &e, false);
+                    return Err(err(e, false, input));
+                }
+            }
+        }
+        let mut items = input;
+        for mut p in prepared {
+            // The config as earlier steps left it.
+            if !p.function.config_path.is_empty() {
+                if let Some(found) = items.iter().rfind(|i| {
+                    ann::get(i, ann::PACKAGE_PATH) == Some(pkg_path.as_str())
+                        && ann::path(i) == Some(p.function.config_path.as_str())
+                }) {
+                    p.config = Some(found.clone());
+                }
+            }
+            let selecting = !p.function.selectors.is_empty() || !p.function.exclude.is_empty();
+            let picked = select::select(&items, &p.function.selectors, &p.function.exclude);
+            let mut fn_input: Vec<Node> = Vec::with_capacity(picked.len());
+            if selecting {
+                for (i, item) in items.iter_mut().enumerate() {
+                    let _ = item.set_annotation(ann::KPT_RESOURCE_ID, &i.to_string());
+                }
+            }
+            for &i in &picked {
+                fn_input.push(items[i].clone());
+            }
+            let ran = function::run(
+                &p.fref,
+                &p.runner,
+                fn_input,
+                p.config.as_ref(),
+                &pkg_path,
+                &mut *self.runtime,
+            );
+            if ran.error.as_ref().is_some_and(|e| e.message == PENDING) {
+                self.pending = true;
+                return Err(err(PENDING.into(), false, Vec::new()));
+            }
+            self.log_run(&p, selecting.then_some(picked.len()), &ran);
+            self.record(&p, &ran, false);
+            if let Some(StepError { message, handled }) = ran.error {
+                if selecting {
+                    for item in items.iter_mut() {
+                        function::remove_annotations(item, &[ann::KPT_RESOURCE_ID]);
+                    }
+                }
+                return Err(err(message, handled, items));
+            }
+            self.executed += 1;
+            items = if selecting {
+                merge_selected(items, &picked, ran.items)
+            } else {
+                ran.items
+            };
+        }
+        // Validators: on copies; their output is discarded.
+        for f in &info.validators {
+            let p = match self.prepare(f, dir) {
+                Ok(p) => p,
+                Err(e) => {
+                    let resolved = if f.image.is_empty() {
+                        String::new()
+                    } else {
+                        image::resolve(&f.image, &f.tag, &self.opts.image_prefix)
+                    };
+                    self.pre_exec_failure(f, resolved, &e, true);
+                    return Err(err(e, false, items));
+                }
+            };
+            let picked = select::select(&items, &p.function.selectors, &p.function.exclude);
+            let selecting = !p.function.selectors.is_empty() || !p.function.exclude.is_empty();
+            let fn_input: Vec<Node> = picked.iter().map(|&i| items[i].clone()).collect();
+            let ran = function::run(
+                &p.fref,
+                &p.runner,
+                fn_input,
+                p.config.as_ref(),
+                &pkg_path,
+                &mut *self.runtime,
+            );
+            if ran.error.as_ref().is_some_and(|e| e.message == PENDING) {
+                self.pending = true;
+                return Err(err(PENDING.into(), false, Vec::new()));
+            }
+            self.log_run(&p, selecting.then_some(picked.len()), &ran);
+            self.record(&p, &ran, true);
+            if let Some(StepError { message, handled }) = ran.error {
+                return Err(err(message, handled, items));
+            }
+            self.executed += 1;
+        }
+        Ok(items)
+    }
+}
+
+/// `[<severity>] <apiVersion/kind/namespace/name> <field>: <message>`.
+fn result_line(r: &FnResult) -> String {
+    let mut s = format!("[{}]", r.severity.as_deref().unwrap_or("info"));
+    if let Some(rr) = &r.resource_ref {
+        let parts: Vec<&str> = [&rr.api_version, &rr.kind, &rr.namespace, &rr.name]
+            .into_iter()
+            .map(String::as_str)
+            .filter(|p| !p.is_empty())
+            .collect();
+        if !parts.is_empty() {
+            s.push(' ');
+            s.push_str(&parts.join("/"));
+        }
+    }
+    if let Some(f) = r.field.as_ref().filter(|f| !f.path.is_empty()) {
+        s.push(' ');
+        s.push_str(&f.path);
+    }
+    s.push_str(": ");
+    s.push_str(&r.message);
+    s
+}
+
+/// kpt's `MergeWithInput`: selected items are replaced by the output item
+/// with their `kpt-resource-id` (or dropped), the others stay, new items
+/// follow; the id stamps are removed.
+fn merge_selected(input: Vec<Node>, picked: &[usize], output: Vec<Node>) -> Vec<Node> {
+    let picked: BTreeSet<usize> = picked.iter().copied().collect();
+    let mut by_id: BTreeMap<String, Node> = BTreeMap::new();
+    let mut fresh = Vec::new();
+    for item in output {
+        match ann::get(&item, ann::KPT_RESOURCE_ID).map(str::to_string) {
+            Some(id) => {
+                by_id.insert(id, item);
+            }
+            None => fresh.push(item),
+        }
+    }
+    let mut merged = Vec::new();
+    for (i, item) in input.into_iter().enumerate() {
+        if picked.contains(&i) {
+            if let Some(out) = by_id.remove(&i.to_string()) {
+                merged.push(out);
+            }
+        } else {
+            merged.push(item);
+        }
+    }
+    merged.extend(fresh);
+    for item in &mut merged {
+        function::remove_annotations(item, &[ann::KPT_RESOURCE_ID]);
+    }
+    merged
+}
+
+/// Writes the rendered items back into `files`: paths made root-relative,
+/// kpt's annotations removed, documents grouped by file in index order,
+/// each file written whole in its sequence style; with `prune`, files read
+/// whose items all went are deleted.
+fn write_items(
+    files: &mut Files,
+    items: Vec<Node>,
+    root_path: &str,
+    input_files: &BTreeSet<String>,
+    prune: bool,
+) -> Result<(), String> {
+    let root = root_path.trim_end_matches('/');
+    let mut groups: BTreeMap<String, Vec<(Option<i64>, Node)>> = BTreeMap::new();
+    for mut item in items {
+        let pkg = ann::get(&item, ann::PACKAGE_PATH)
+            .unwrap_or(root_path)
+            .to_string();
+        let rel_pkg = if pkg == root_path || pkg == root {
+            String::new()
+        } else {
+            match pkg.strip_prefix(root).and_then(|r| r.strip_prefix('/')) {
+                Some(r) => r.to_string(),
+                None => {
+                    return Err(format!(
+                        "subpackage {pkg:?} is not a descendant of {root_path:?}"
+                    ))
+                }
+            }
+        };
+        let raw = ann::path(&item).map(str::to_string).unwrap_or_else(|| {
+            let ns = item.namespace().to_string();
+            let file = format!("{}_{}.yaml", item.object_kind().to_lowercase(), item.name());
+            package::join(&ns, &file)
+        });
+        let clean = clean_path(raw.trim_start_matches('/'));
+        let path = package::join(&rel_pkg, &clean);
+        if clean == ".." || clean.starts_with("../") {
+            return Err(format!(
+                "resource must be written under package {root_path}: {path}"
+            ));
+        }
+        let index = ann::index(&item);
+        function::remove_annotations(
+            &mut item,
+            &[
+                ann::PACKAGE_PATH,
+                ann::PATH,
+                ann::LEGACY_PATH,
+                ann::INDEX,
+                ann::LEGACY_INDEX,
+                ann::ID,
+                ann::LEGACY_ID,
+            ],
+        );
+        groups.entry(path).or_default().push((index, item));
+    }
+    let mut written = BTreeSet::new();
+    for (path, mut group) in groups {
+        if path.ends_with('/') || path.is_empty() {
+            return Err(format!(
+                "config.kubernetes.io/path cannot be a directory: {path}"
+            ));
+        }
+        let max = group.iter().filter_map(|(i, _)| *i).max().unwrap_or(0);
+        let mut next = max;
+        for (i, _) in group.iter_mut() {
+            if i.is_none() {
+                *i = Some(next);
+                next += 1;
+            }
+        }
+        group.sort_by_key(|(i, _)| i.unwrap_or(-1));
+        let wide = group
+            .first()
+            .and_then(|(_, n)| ann::get(n, ann::SEQ_INDENT))
+            == Some("wide");
+        let mut nodes: Vec<Node> = group.into_iter().map(|(_, n)| n).collect();
+        for n in &mut nodes {
+            function::remove_annotations(n, &[ann::SEQ_INDENT]);
+            function::clear_empty_annotations(n);
+        }
+        let text = if path.ends_with(".json") && nodes.len() == 1 {
+            json_text(&nodes[0])?
+        } else {
+            let format = if wide {
+                Format::KyamlWide
+            } else {
+                Format::Kyaml
+            };
+            yaml::emit_stream(&nodes, format)
+                .map_err(|e| format!("failed to save resources: {e}"))?
+        };
+        files.insert(path.clone(), text);
+        written.insert(path);
+    }
+    if prune {
+        for f in input_files {
+            if !written.contains(f) {
+                files.remove(f);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A single-object `.json` file: 2-space-indented JSON with sorted keys.
+fn json_text(node: &Node) -> Result<String, String> {
+    let value = yaml::to_json(node.root()).map_err(|e| e.to_string())?;
+    let sorted = sort_keys(&value);
+    serde_json::to_string_pretty(&sorted).map_err(|e| e.to_string())
+}
+
+fn sort_keys(v: &serde_json::Value) -> serde_json::Value {
+    match v {
+        serde_json::Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            let mut out = serde_json::Map::new();
+            for k in keys {
+                out.insert(k.clone(), sort_keys(&m[k]));
+            }
+            serde_json::Value::Object(out)
+        }
+        serde_json::Value::Array(a) => serde_json::Value::Array(a.iter().map(sort_keys).collect()),
+        v => v.clone(),
+    }
+}

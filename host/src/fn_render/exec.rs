@@ -1,0 +1,194 @@
+//! `exec:` functions: a local program gets the ResourceList on stdin and
+//! writes the result to stdout, as kpt runs them under `--allow-exec`,
+//! stopped after a timeout.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use pv_core::render::RunOutput;
+
+/// Most output read from a function (stdout and stderr each).
+pub const MAX_OUTPUT: usize = 64 << 20;
+
+/// Splits an exec string into words as a POSIX shell would without
+/// expansions (kpt uses shlex): quotes and backslashes group, nothing else.
+pub fn split_words(s: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' | '\n' => {
+                if in_word {
+                    words.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(c) => cur.push(c),
+                        None => return Err("EOF found when expecting closing quote".into()),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => match chars.next() {
+                            Some(c @ ('"' | '\\' | '$' | '`')) => cur.push(c),
+                            Some(c) => {
+                                cur.push('\\');
+                                cur.push(c);
+                            }
+                            None => return Err("EOF found after escape character".into()),
+                        },
+                        Some(c) => cur.push(c),
+                        None => return Err("EOF found when expecting closing quote".into()),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                match chars.next() {
+                    Some(c) => cur.push(c),
+                    None => return Err("EOF found after escape character".into()),
+                }
+            }
+            c => {
+                in_word = true;
+                cur.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(cur);
+    }
+    Ok(words)
+}
+
+/// Runs an exec function in `dir` with `input` on stdin; stops it after
+/// `timeout`.
+pub fn run(exec: &str, dir: &PathBuf, input: &str, timeout: Duration) -> Result<RunOutput, String> {
+    let words =
+        split_words(exec).map_err(|e| format!("exec command {exec:?} must be valid: {e}"))?;
+    let Some((program, args)) = words.split_first() else {
+        return Err(format!(
+            "exec command {exec:?} must be valid: empty command"
+        ));
+    };
+    let program_path = if program.contains('/') && !program.starts_with('/') {
+        dir.join(program)
+    } else {
+        PathBuf::from(program)
+    };
+    let mut child = Command::new(&program_path)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("failed to run {exec:?}: {e}"))?;
+    let mut stdin = child.stdin.take();
+    let input = input.to_string();
+    let writer = std::thread::spawn(move || {
+        if let Some(s) = stdin.as_mut() {
+            // A function may exit without reading all of its input.
+            let _ = s.write_all(input.as_bytes());
+        }
+    });
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let read = |r: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(r) = r {
+                let _ = r.take(MAX_OUTPUT as u64 + 1).read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let out_t = read(stdout.map(|s| Box::new(s) as Box<dyn Read + Send>));
+    let err_t = read(stderr.map(|s| Box::new(s) as Box<dyn Read + Send>));
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed() >= timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                let _ = writer.join();
+                return Err(format!(
+                    "function {exec:?} did not finish within {}s and was stopped",
+                    timeout.as_secs()
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(e) => return Err(format!("waiting for {exec:?}: {e}")),
+        }
+    };
+    let _ = writer.join();
+    let stdout = out_t.join().unwrap_or_default();
+    let stderr = err_t.join().unwrap_or_default();
+    if stdout.len() > MAX_OUTPUT {
+        return Err(format!(
+            "function {exec:?} wrote more than {} MiB to stdout",
+            MAX_OUTPUT >> 20
+        ));
+    }
+    Ok(RunOutput {
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr[..stderr.len().min(MAX_OUTPUT)]).into_owned(),
+        exit_code: status.code().unwrap_or(1),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_split_like_a_shell_without_expansion() {
+        assert_eq!(
+            split_words(r#"fn --a "b c" 'd e' f\ g"#).expect("splits"),
+            vec!["fn", "--a", "b c", "d e", "f g"]
+        );
+        assert!(split_words("fn 'open").is_err());
+    }
+
+    #[test]
+    fn a_function_that_never_exits_is_stopped() {
+        let start = Instant::now();
+        let err = run(
+            "sleep 30",
+            &PathBuf::from("."),
+            "",
+            Duration::from_millis(300),
+        )
+        .expect_err("stopped");
+        assert!(err.contains("did not finish"), "{err}");
+        assert!(start.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn stdin_goes_in_and_stdout_and_exit_code_come_back() {
+        let out = run(
+            "sh -c 'cat; echo oops >&2; exit 3'",
+            &PathBuf::from("."),
+            "hello",
+            Duration::from_secs(10),
+        )
+        .expect("runs");
+        assert_eq!(out.stdout, "hello");
+        assert_eq!(out.stderr, "oops\n");
+        assert_eq!(out.exit_code, 3);
+    }
+}

@@ -1,0 +1,232 @@
+//! `porch-variants fn render`: kpt's `fn render` on a package directory,
+//! in place, with the same exit codes. The render itself is the core's
+//! (`pv_core::render`); this module reads and writes the directory and
+//! runs the functions that are not builtins (exec programs under
+//! `--allow-exec`, wasm modules from a function directory).
+
+pub mod exec;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use pv_core::render::{
+    self, FunctionRef, FunctionRuntime, RenderOptions, RenderOutput, RunOutput, RuntimeError,
+};
+
+/// Options of `porch-variants fn render`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RenderArgs {
+    /// The package directory (default: the current directory).
+    #[arg(default_value = ".")]
+    pub pkg_path: PathBuf,
+    /// Allow `exec:` functions to run.
+    #[arg(long)]
+    pub allow_exec: bool,
+    /// Write the function results to DIR/results.yaml.
+    #[arg(long, value_name = "DIR")]
+    pub results_dir: Option<PathBuf>,
+    /// Seconds an exec function may run before it is stopped.
+    #[arg(long, default_value_t = 300)]
+    pub exec_timeout: u64,
+    /// Prefix of images named without a registry.
+    #[arg(long, env = "KPT_IMAGE_PREFIX", default_value = render::image::DEFAULT_PREFIX)]
+    pub image_prefix: String,
+}
+
+/// Errors reading or writing the package.
+#[derive(Debug, thiserror::Error)]
+pub enum PackageIoError {
+    /// A file could not be read.
+    #[error("reading {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A file could not be written or removed.
+    #[error("writing {path}: {source}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A resource file is not UTF-8.
+    #[error("{path}: not UTF-8 text")]
+    NotText {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
+/// Reads the files render may read under `dir`: `Kptfile`s, `*.yaml`,
+/// `*.yml`, `*.json` and `.krmignore` (other files are never touched).
+/// Symbolic links are not followed; `.git` is skipped.
+pub fn read_package(dir: &Path) -> Result<render::Files, PackageIoError> {
+    let mut files = render::Files::new();
+    let mut stack = vec![(dir.to_path_buf(), String::new())];
+    while let Some((abs, rel)) = stack.pop() {
+        let entries = std::fs::read_dir(&abs).map_err(|source| PackageIoError::Read {
+            path: abs.clone(),
+            source,
+        })?;
+        for entry in entries {
+            let entry = entry.map_err(|source| PackageIoError::Read {
+                path: abs.clone(),
+                source,
+            })?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let ty = entry.file_type().map_err(|source| PackageIoError::Read {
+                path: entry.path(),
+                source,
+            })?;
+            let child_rel = render::package::join(&rel, &name);
+            if ty.is_dir() {
+                if name != ".git" {
+                    stack.push((entry.path(), child_rel));
+                }
+            } else if ty.is_file()
+                && (render::package::is_krm_file_name(&name) || name == ".krmignore")
+            {
+                let bytes = std::fs::read(entry.path()).map_err(|source| PackageIoError::Read {
+                    path: entry.path(),
+                    source,
+                })?;
+                let text = String::from_utf8(bytes)
+                    .map_err(|_| PackageIoError::NotText { path: entry.path() })?;
+                files.insert(child_rel, text);
+            }
+        }
+    }
+    Ok(files)
+}
+
+/// Writes what changed between `before` and `after` under `dir`: changed
+/// and new files (each written aside and renamed into place), removed
+/// files deleted.
+pub fn write_changes(
+    dir: &Path,
+    before: &render::Files,
+    after: &render::Files,
+) -> Result<(), PackageIoError> {
+    for (path, text) in after {
+        if before.get(path) == Some(text) {
+            continue;
+        }
+        let target = dir.join(path);
+        let werr = |source| PackageIoError::Write {
+            path: target.clone(),
+            source,
+        };
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(werr)?;
+        }
+        let tmp = target.with_file_name(format!(
+            ".{}.render-tmp",
+            target
+                .file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default()
+        ));
+        std::fs::write(&tmp, text).map_err(werr)?;
+        std::fs::rename(&tmp, &target).map_err(werr)?;
+    }
+    for path in before.keys() {
+        if !after.contains_key(path) {
+            let target = dir.join(path);
+            match std::fs::remove_file(&target) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(source) => {
+                    return Err(PackageIoError::Write {
+                        path: target,
+                        source,
+                    })
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The host's runtime for functions that are not builtins.
+#[derive(Debug, Clone)]
+pub struct HostRuntime {
+    /// Run `exec:` functions.
+    pub allow_exec: bool,
+    /// Where exec functions run.
+    pub dir: PathBuf,
+    /// How long an exec function may run.
+    pub exec_timeout: Duration,
+}
+
+impl FunctionRuntime for HostRuntime {
+    fn run(&mut self, function: &FunctionRef, input: &str) -> Result<RunOutput, RuntimeError> {
+        if !function.exec.is_empty() {
+            if !self.allow_exec {
+                return Err(RuntimeError::Failed(
+                    "must run with `--allow-exec` option to allow running function binaries".into(),
+                ));
+            }
+            return exec::run(&function.exec, &self.dir, input, self.exec_timeout)
+                .map_err(RuntimeError::Failed);
+        }
+        Err(RuntimeError::NotFound)
+    }
+}
+
+/// Renders `args.pkg_path` in place and prints kpt's progress, summary and
+/// error lines; exit code 0 on success, 1 on failure.
+pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
+    let dir = args.pkg_path.canonicalize().map_err(|e| {
+        anyhow::anyhow!(
+            "missing package path {} or package: {e}",
+            args.pkg_path.display()
+        )
+    })?;
+    let before = read_package(&dir)?;
+    let opts = RenderOptions {
+        allow_exec: args.allow_exec,
+        image_prefix: args.image_prefix.clone(),
+        root_path: dir.to_string_lossy().into_owned(),
+    };
+    let mut runtime = HostRuntime {
+        allow_exec: args.allow_exec,
+        dir: dir.clone(),
+        exec_timeout: Duration::from_secs(args.exec_timeout),
+    };
+    let out = render::render(&before, &opts, &mut runtime);
+    write_changes(&dir, &before, &out.files)?;
+    report(&dir, args.results_dir.as_deref(), &out)
+}
+
+fn report(dir: &Path, results_dir: Option<&Path>, out: &RenderOutput) -> anyhow::Result<ExitCode> {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    eprintln!("Package {name:?}: ");
+    for line in &out.log {
+        eprintln!("{line}");
+    }
+    if !out.summary.is_empty() {
+        eprintln!("\n{}", out.summary);
+    }
+    if let Some(rd) = results_dir {
+        std::fs::create_dir_all(rd)?;
+        let path = rd.join("results.yaml");
+        std::fs::write(&path, out.results_yaml())?;
+        eprintln!("For complete results, see {}", path.display());
+    }
+    match &out.failure {
+        None => Ok(ExitCode::SUCCESS),
+        Some(f) => {
+            if !f.handled {
+                eprintln!("Error: {} ", f.cause);
+            }
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
