@@ -12,6 +12,7 @@
 
 use pv_core::api::{Condition, PackageRevision, PackageVariant};
 use pv_core::merge::{MergeConflict, MergeOutcome, UpstreamSource};
+use pv_core::render::{FunctionRef, FunctionRuntime, RenderFailure, RenderOptions, RuntimeError};
 use pv_core::variant::downstream::UpdateReason;
 use pv_core::variant::drafts::DraftKind;
 use pv_core::variantset::{ClusterObject, PackageVariantSet, Repository};
@@ -193,6 +194,14 @@ pub trait Core {
         local: &Files,
         source: &UpstreamSource,
     ) -> CoreResult<Result<MergeOutcome, String>>;
+    /// Renders a package (kpt's `fn render`): builtins run in the core,
+    /// other functions through `runtime`.
+    fn render_package(
+        &self,
+        files: &Files,
+        options: &RenderOptions,
+        runtime: &mut dyn FunctionRuntime,
+    ) -> CoreResult<RenderedPackage>;
     /// A short name for messages (`component` or `native`).
     fn name(&self) -> &'static str;
     /// Fuel (about one unit per WebAssembly instruction) used by all calls
@@ -485,6 +494,11 @@ pub trait Exports {
         &self,
         input: &wit::UpgradeInput,
     ) -> CoreResult<Result<wit::UpgradeOutcome, String>>;
+    /// `render-package`.
+    fn render_package_records(
+        &self,
+        input: &wit::PackageRenderInput,
+    ) -> CoreResult<wit::PackageRenderStep>;
     /// A short name for messages (`component` or `native`).
     fn core_name(&self) -> &'static str;
     /// See [`Core::fuel_used`].
@@ -541,6 +555,78 @@ impl<T: Exports> Core for T {
         Ok(decode_upgrade(self.upgrade_records(&input)?))
     }
 
+    fn render_package(
+        &self,
+        files: &Files,
+        options: &RenderOptions,
+        runtime: &mut dyn FunctionRuntime,
+    ) -> CoreResult<RenderedPackage> {
+        let mut input = wit::PackageRenderInput {
+            files: files
+                .iter()
+                .map(|(path, content)| wit::File {
+                    path: path.clone(),
+                    content: content.clone(),
+                })
+                .collect(),
+            options: wit::PackageRenderOptions {
+                allow_exec: options.allow_exec,
+                image_prefix: options.image_prefix.clone(),
+                root_path: options.root_path.clone(),
+            },
+            answers: Vec::new(),
+        };
+        loop {
+            match self.render_package_records(&input)? {
+                wit::PackageRenderStep::Done(done) => {
+                    return Ok(RenderedPackage {
+                        files: done
+                            .files
+                            .into_iter()
+                            .map(|f| (f.path, f.content))
+                            .collect(),
+                        failure: done.failure.map(|f| RenderFailure {
+                            message: f.message,
+                            cause: f.cause,
+                            handled: f.handled,
+                            detail: f.detail,
+                        }),
+                        results_yaml: done.results_yaml,
+                        summary: done.summary,
+                        log: done.log,
+                    })
+                }
+                wit::PackageRenderStep::RunFunction(req) => {
+                    if input.answers.len() >= MAX_RENDER_FUNCTIONS {
+                        return Err(CoreError::Decode {
+                            operation: "render-package",
+                            message: format!(
+                                "a render asked for more than {MAX_RENDER_FUNCTIONS} functions"
+                            ),
+                        });
+                    }
+                    let function = FunctionRef {
+                        image: req.image,
+                        exec: req.exec,
+                    };
+                    let answer = match runtime.run(&function, &req.resource_list) {
+                        Ok(o) => wit::FunctionAnswer::Ran(wit::FunctionOutput {
+                            stdout: o.stdout,
+                            stderr: o.stderr,
+                            exit_code: o.exit_code,
+                        }),
+                        Err(RuntimeError::NotFound) => wit::FunctionAnswer::NotFound,
+                        Err(RuntimeError::Failed(m)) => wit::FunctionAnswer::Failed(m),
+                        Err(RuntimeError::Pending) => {
+                            wit::FunctionAnswer::Failed("the runtime gave no answer".into())
+                        }
+                    };
+                    input.answers.push(answer);
+                }
+            }
+        }
+    }
+
     fn name(&self) -> &'static str {
         self.core_name()
     }
@@ -548,6 +634,25 @@ impl<T: Exports> Core for T {
     fn fuel_used(&self) -> Option<u64> {
         self.fuel_used_so_far()
     }
+}
+
+/// Most functions one render may ask the host to run (each asks once;
+/// this stops a runaway exchange).
+pub const MAX_RENDER_FUNCTIONS: usize = 10_000;
+
+/// A finished package render.
+#[derive(Debug, Clone, Default)]
+pub struct RenderedPackage {
+    /// Every file afterwards.
+    pub files: Files,
+    /// Why the render failed, if it did.
+    pub failure: Option<RenderFailure>,
+    /// kpt's `FunctionResultList` (`results.yaml`).
+    pub results_yaml: String,
+    /// The summary line.
+    pub summary: String,
+    /// Progress lines.
+    pub log: Vec<String>,
 }
 
 /// The core compiled into this binary.
@@ -585,6 +690,13 @@ impl Exports for NativeCore {
         input: &wit::UpgradeInput,
     ) -> CoreResult<Result<wit::UpgradeOutcome, String>> {
         Ok(native::upgrade_package(input))
+    }
+
+    fn render_package_records(
+        &self,
+        input: &wit::PackageRenderInput,
+    ) -> CoreResult<wit::PackageRenderStep> {
+        Ok(native::render_package(input))
     }
 
     fn core_name(&self) -> &'static str {
@@ -634,6 +746,13 @@ impl Exports for ComponentCore {
         input: &wit::UpgradeInput,
     ) -> CoreResult<Result<wit::UpgradeOutcome, String>> {
         Ok(self.0.upgrade_package(input)?)
+    }
+
+    fn render_package_records(
+        &self,
+        input: &wit::PackageRenderInput,
+    ) -> CoreResult<wit::PackageRenderStep> {
+        Ok(self.0.render_package(input)?)
     }
 
     fn core_name(&self) -> &'static str {

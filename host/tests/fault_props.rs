@@ -784,6 +784,7 @@ impl World {
             objects: &objects,
             core: &NativeCore,
             now: NOW.into(),
+            renderer: None,
         };
         run_to_fixed_point(&ctx, max_passes, &NoProgress)
     }

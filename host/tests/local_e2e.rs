@@ -46,6 +46,11 @@ impl Fleet {
     /// A blueprints repository with `web` v1 published, and `n`
     /// deployment repositories `edge-<i>` (label `tier: edge`).
     fn new(n: usize) -> Fleet {
+        Fleet::with_blueprint(n, blueprint("web:1.0"))
+    }
+
+    /// [`Fleet::new`] with `files` as the blueprint's v1.
+    fn with_blueprint(n: usize, files: Files) -> Fleet {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().to_path_buf();
         let mut repos = vec!["blueprints".to_string()];
@@ -72,16 +77,7 @@ impl Fleet {
             .objects
             .put_object(json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "east-endpoints", "namespace": NS}, "data": {"db": "db.east"}}));
-        publish_files(
-            &fleet.git(),
-            NS,
-            "blueprints",
-            "web",
-            "v1",
-            blueprint("web:1.0"),
-            "init",
-        )
-        .unwrap();
+        publish_files(&fleet.git(), NS, "blueprints", "web", "v1", files, "init").unwrap();
         fleet
     }
 
@@ -118,8 +114,26 @@ impl Fleet {
             objects: &objects,
             core,
             now: "2026-01-01T00:00:00Z".into(),
+            renderer: None,
         };
         run_to_fixed_point(&ctx, 10, &NoProgress)
+    }
+
+    /// A run that renders drafts (local mode's setting), with `core`.
+    fn run_rendering(&self, core: &dyn Core) -> RunReport {
+        let git = self.git();
+        let renderer = porch_variants::reconcile::DraftRenderer {
+            options: pv_core::render::RenderOptions::default(),
+            runtime: std::sync::Mutex::new(Box::new(pv_core::render::BuiltinsOnly)),
+        };
+        let ctx = Ctx {
+            revisions: &git,
+            objects: &self.objects,
+            core,
+            now: "2026-01-01T00:00:00Z".into(),
+            renderer: Some(&renderer),
+        };
+        run_to_fixed_point(&ctx, 10, &NoProgress).unwrap()
     }
 
     fn run(&self) -> RunReport {
@@ -734,6 +748,16 @@ impl Core for Timed<'_> {
                 .upgrade_package(old_upstream, new_upstream, local, source)
         })
     }
+    fn render_package(
+        &self,
+        files: &Files,
+        options: &pv_core::render::RenderOptions,
+        runtime: &mut dyn pv_core::render::FunctionRuntime,
+    ) -> porch_variants::engine_api::CoreResult<porch_variants::engine_api::RenderedPackage> {
+        self.time("render_package", || {
+            self.core.render_package(files, options, runtime)
+        })
+    }
     fn name(&self) -> &'static str {
         self.core.name()
     }
@@ -1036,4 +1060,73 @@ fn files_another_process_changed_since_they_were_read_are_not_overwritten() {
         later.resources(NS, &name).unwrap().spec.resources,
         Some(blueprint("web:3.0"))
     );
+}
+
+#[test]
+fn drafts_are_rendered_and_a_failing_function_is_named_in_the_status() {
+    // The blueprint's own pipeline labels what it has.
+    let mut files = blueprint("web:1.0");
+    files.insert(
+        "Kptfile".into(),
+        KPTFILE.replace(
+            "  - image: set-labels:v1\n",
+            "  - image: set-labels:v1\n    configMap:\n      tier: edge\n",
+        ),
+    );
+    let f = Fleet::with_blueprint(2, files);
+    f.objects.put_package_variant(pv("pv-1", "edge-1"));
+    let mut broken = pv("pv-2", "edge-2");
+    broken.spec.pipeline = serde_json::from_value(json!({"mutators": [
+        {"name": "labels", "image": "set-labels:v0.2", "configMap": {}}
+    ]}))
+    .unwrap();
+    f.objects.put_package_variant(broken);
+    let core = porch_variants::engine_api::ComponentCore::load().unwrap();
+    let report = f.run_rendering(&core);
+    assert!(report.converged, "{report:#?}");
+    let prs = f.downstream("edge-1");
+    assert_eq!(prs.len(), 1, "{report:#?}");
+    let d = &prs[0];
+    let files = f.files(&d.metadata.name);
+    // The variant's set-namespace mutator ran on every namespaced object.
+    assert!(
+        files["deployment.yaml"].contains("namespace: edge-1"),
+        "{}",
+        files["deployment.yaml"]
+    );
+    assert!(
+        files["Kptfile"].contains("reason: RenderSuccess"),
+        "{}",
+        files["Kptfile"]
+    );
+    assert!(
+        files["Kptfile"].contains("set-namespace:v1"),
+        "{}",
+        files["Kptfile"]
+    );
+    // set-labels without labels fails: nothing is written for pv-2 and its
+    // error names the function.
+    assert!(f.downstream("edge-2").is_empty());
+    let failed = f.objects.package_variant(NS, "pv-2").unwrap();
+    let ready = failed
+        .status
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "Ready")
+        .expect("a Ready condition");
+    assert_eq!(ready.status, "False");
+    assert!(
+        ready.message.contains("set-labels:v0.2): exit code 1"),
+        "{}",
+        ready.message
+    );
+    // A second run writes nothing.
+    let before = f.refs();
+    let again = f.run_rendering(&core);
+    assert!(
+        again.events.iter().all(|e| e.object.contains("pv-2")),
+        "{:#?}",
+        again.events
+    );
+    assert_eq!(f.refs(), before, "no new commit");
 }

@@ -363,3 +363,48 @@ fn count(n: usize) -> u32 {
 fn size(n: u32) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)
 }
+
+/// `render-package`: renders with the answers given so far; the first
+/// function without one is returned for the host to run.
+pub fn render_package(input: &wit::PackageRenderInput) -> wit::PackageRenderStep {
+    use pv_core::render::{self, RecordedRuntime, RenderOptions, RunOutput};
+    let answers = input
+        .answers
+        .iter()
+        .map(|a| match a {
+            wit::FunctionAnswer::Ran(o) => Ok(RunOutput {
+                stdout: o.stdout.clone(),
+                stderr: o.stderr.clone(),
+                exit_code: o.exit_code,
+            }),
+            wit::FunctionAnswer::NotFound => Err(None),
+            wit::FunctionAnswer::Failed(m) => Err(Some(m.clone())),
+        })
+        .collect();
+    let mut runtime = RecordedRuntime::with_answers(answers);
+    let opts = RenderOptions {
+        allow_exec: input.options.allow_exec,
+        image_prefix: input.options.image_prefix.clone(),
+        root_path: input.options.root_path.clone(),
+    };
+    let out = render::render(&files_in(&input.files), &opts, &mut runtime);
+    if let Some((f, resource_list)) = runtime.pending.take() {
+        return wit::PackageRenderStep::RunFunction(wit::FunctionRequest {
+            image: f.image,
+            exec: f.exec,
+            resource_list,
+        });
+    }
+    wit::PackageRenderStep::Done(wit::PackageRendered {
+        files: files_out(&out.files),
+        failure: out.failure.as_ref().map(|f| wit::PackageRenderFailure {
+            message: f.message.clone(),
+            cause: f.cause.clone(),
+            handled: f.handled,
+            detail: f.detail.clone(),
+        }),
+        results_yaml: out.results_yaml(),
+        summary: out.summary,
+        log: out.log,
+    })
+}

@@ -71,4 +71,8 @@ impl bindings::Guest for Component {
     fn format_files(files: Vec<wit::File>) -> Vec<wit::FormattedFile> {
         glue::format_files(&files)
     }
+
+    fn render_package(input: wit::PackageRenderInput) -> wit::PackageRenderStep {
+        glue::render_package(&input)
+    }
 }

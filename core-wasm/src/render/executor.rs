@@ -100,6 +100,9 @@ pub struct RenderFailure {
     pub cause: String,
     /// The function's output was shown already (kpt prints nothing more).
     pub handled: bool,
+    /// The failing steps with their error results, one line each
+    /// (`<image>: exit code 1: <error result>`), for status messages.
+    pub detail: String,
 }
 
 /// What a render produced.
@@ -202,6 +205,7 @@ pub fn render(
     let fail_early = |out: &mut RenderOutput, cause: String| {
         out.failure = Some(RenderFailure {
             message: cause.clone(),
+            detail: cause.clone(),
             cause,
             handled: false,
         });
@@ -291,17 +295,20 @@ pub fn render(
                 message: format!(
                     "failed to save resources: {w} (original render error: {message})"
                 ),
+                detail: w.clone(),
                 cause: w,
                 handled: false,
             })
         }
         (Some(e), _) => Some(RenderFailure {
             message: hydrate_message(&e, bfs),
+            detail: failure_detail(&walk.mutation_steps, &walk.validation_steps, &e.cause),
             cause: e.cause.clone(),
             handled: e.handled,
         }),
         (None, Some(w)) => Some(RenderFailure {
             message: w.clone(),
+            detail: w.clone(),
             cause: w,
             handled: false,
         }),
@@ -354,6 +361,46 @@ fn hydrate_message(e: &HydrateError, bfs: bool) -> String {
         format!("pkg.render: pkg .:\n\t{}: pkg {}: {cause}", e.op, e.pkg)
     } else {
         format!("pkg.render: pkg {}:\n\t{}: {cause}", e.pkg, e.op)
+    }
+}
+
+/// Each failed step with its error results (or the cause when no step
+/// failed): what a status message needs to name the function and why.
+fn failure_detail(m: &[StepRecord], v: &[StepRecord], cause: &str) -> String {
+    let mut lines = Vec::new();
+    for s in m.iter().chain(v) {
+        if s.execution_error.is_empty() && s.exit_code == 0 {
+            continue;
+        }
+        let function = if s.image.is_empty() {
+            &s.exec
+        } else {
+            &s.image
+        };
+        let name = if s.name.is_empty() {
+            function.clone()
+        } else {
+            format!("{} ({function})", s.name)
+        };
+        let mut line = if s.execution_error.is_empty() {
+            format!("{name}: exit code {}", s.exit_code)
+        } else {
+            format!("{name}: {}", s.execution_error)
+        };
+        for r in &s.error_results {
+            line.push_str(": ");
+            line.push_str(&r.message);
+        }
+        if s.error_results.is_empty() && s.execution_error.is_empty() {
+            line.push_str(": ");
+            line.push_str(cause);
+        }
+        lines.push(line);
+    }
+    if lines.is_empty() {
+        cause.to_string()
+    } else {
+        lines.join("\n")
     }
 }
 

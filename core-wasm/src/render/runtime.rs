@@ -69,16 +69,16 @@ impl FunctionRuntime for BuiltinsOnly {
 /// in their input, so each replayed request equals the one answered.
 #[derive(Debug, Clone, Default)]
 pub struct RecordedRuntime {
-    answers: Vec<Result<RunOutput, String>>,
+    answers: Vec<Result<RunOutput, Option<String>>>,
     next: usize,
     /// The request no answer was given for.
     pub pending: Option<(FunctionRef, String)>,
 }
 
 impl RecordedRuntime {
-    /// A runtime answering with `answers` (an `Err` is a runtime failure;
-    /// a not-found function is `Err` with the message the runtime gave).
-    pub fn new(answers: Vec<Result<RunOutput, String>>) -> RecordedRuntime {
+    /// A runtime answering with `answers`: `Err(None)` for a function the
+    /// host does not have, `Err(Some(message))` for a runtime failure.
+    pub fn with_answers(answers: Vec<Result<RunOutput, Option<String>>>) -> RecordedRuntime {
         RecordedRuntime {
             answers,
             next: 0,
@@ -92,7 +92,10 @@ impl FunctionRuntime for RecordedRuntime {
         match self.answers.get(self.next) {
             Some(answer) => {
                 self.next += 1;
-                answer.clone().map_err(RuntimeError::Failed)
+                answer.clone().map_err(|e| match e {
+                    Some(message) => RuntimeError::Failed(message),
+                    None => RuntimeError::NotFound,
+                })
             }
             None => {
                 self.pending = Some((function.clone(), input.to_string()));

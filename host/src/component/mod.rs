@@ -518,6 +518,14 @@ impl CoreComponent {
         self.with_instance(|i| i.clone_package(input))
     }
 
+    /// `render-package`: one step of a package render.
+    pub fn render_package(
+        &self,
+        input: &types::PackageRenderInput,
+    ) -> Result<types::PackageRenderStep, ComponentError> {
+        self.with_instance(|i| i.render_package(input))
+    }
+
     /// `upgrade-package`: the three-way merge of an upgrade.
     pub fn upgrade_package(
         &self,
@@ -640,6 +648,16 @@ impl Instance<'_> {
         })
     }
 
+    /// `render-package`.
+    pub fn render_package(
+        &mut self,
+        input: &types::PackageRenderInput,
+    ) -> Result<types::PackageRenderStep, ComponentError> {
+        self.call("render-package", input.input_bytes(), |b, s| {
+            b.call_render_package(s, input)
+        })
+    }
+
     /// `upgrade-package`.
     pub fn upgrade_package(
         &mut self,
@@ -750,6 +768,24 @@ impl InputBytes for types::UpgradeInput {
             + self.new_upstream.input_bytes()
             + self.local.input_bytes()
             + self.source.input_bytes()
+    }
+}
+
+impl InputBytes for types::PackageRenderInput {
+    fn input_bytes(&self) -> usize {
+        let answers: usize = self
+            .answers
+            .iter()
+            .map(|a| match a {
+                types::FunctionAnswer::Ran(o) => o.stdout.len() + o.stderr.len(),
+                types::FunctionAnswer::NotFound => 0,
+                types::FunctionAnswer::Failed(m) => m.len(),
+            })
+            .sum();
+        self.files.input_bytes()
+            + self.options.image_prefix.len()
+            + self.options.root_path.len()
+            + answers
     }
 }
 

@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use pv_core::render::{
-    self, FunctionRef, FunctionRuntime, RenderOptions, RenderOutput, RunOutput, RuntimeError,
-};
+use pv_core::render::{self, FunctionRef, FunctionRuntime, RenderOptions, RunOutput, RuntimeError};
+
+use crate::engine_api::{ComponentCore, Core, NativeCore, RenderedPackage};
+use crate::runtime::{FunctionDirectory, GoWasmRuntime, Limits, WasmFnError};
 
 /// Options of `porch-variants fn render`.
 #[derive(Debug, Clone, clap::Args)]
@@ -32,6 +33,14 @@ pub struct RenderArgs {
     /// Prefix of images named without a registry.
     #[arg(long, env = "KPT_IMAGE_PREFIX", default_value = render::image::DEFAULT_PREFIX)]
     pub image_prefix: String,
+    /// Use the core compiled into this binary instead of the embedded
+    /// WebAssembly component.
+    #[arg(long)]
+    pub native_core: bool,
+    /// Directory of wasm KRM functions (Go js/wasm ABI): `<name>.wasm`,
+    /// `<name>:<tag>.wasm` or the OCI layout `kpt alpha wasm push` writes.
+    #[arg(long, value_name = "DIR", env = "PORCH_VARIANTS_FN_DIR")]
+    pub fn_dir: Option<PathBuf>,
 }
 
 /// Errors reading or writing the package.
@@ -152,7 +161,6 @@ pub fn write_changes(
 }
 
 /// The host's runtime for functions that are not builtins.
-#[derive(Debug, Clone)]
 pub struct HostRuntime {
     /// Run `exec:` functions.
     pub allow_exec: bool,
@@ -160,6 +168,18 @@ pub struct HostRuntime {
     pub dir: PathBuf,
     /// How long an exec function may run.
     pub exec_timeout: Duration,
+    /// Wasm functions: the runtime and where modules are found.
+    pub wasm: Option<(GoWasmRuntime, FunctionDirectory)>,
+}
+
+impl std::fmt::Debug for HostRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostRuntime")
+            .field("allow_exec", &self.allow_exec)
+            .field("dir", &self.dir)
+            .field("functions", &self.wasm.as_ref().map(|(_, d)| d.root()))
+            .finish()
+    }
 }
 
 impl FunctionRuntime for HostRuntime {
@@ -173,7 +193,18 @@ impl FunctionRuntime for HostRuntime {
             return exec::run(&function.exec, &self.dir, input, self.exec_timeout)
                 .map_err(RuntimeError::Failed);
         }
-        Err(RuntimeError::NotFound)
+        let Some((runtime, functions)) = &self.wasm else {
+            return Err(RuntimeError::NotFound);
+        };
+        match runtime.run_image(functions, &function.image, input) {
+            Ok(run) => Ok(RunOutput {
+                stdout: run.output,
+                stderr: run.stderr,
+                exit_code: 0,
+            }),
+            Err(WasmFnError::NotFound { .. }) => Err(RuntimeError::NotFound),
+            Err(e) => Err(RuntimeError::Failed(e.to_string())),
+        }
     }
 }
 
@@ -192,17 +223,34 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
         image_prefix: args.image_prefix.clone(),
         root_path: dir.to_string_lossy().into_owned(),
     };
+    let wasm = match &args.fn_dir {
+        Some(d) => Some((
+            GoWasmRuntime::new(Limits::default())?,
+            FunctionDirectory::new(d),
+        )),
+        None => None,
+    };
     let mut runtime = HostRuntime {
         allow_exec: args.allow_exec,
         dir: dir.clone(),
         exec_timeout: Duration::from_secs(args.exec_timeout),
+        wasm,
     };
-    let out = render::render(&before, &opts, &mut runtime);
+    let core: Box<dyn Core> = if args.native_core {
+        Box::new(NativeCore)
+    } else {
+        Box::new(ComponentCore::load()?)
+    };
+    let out = core.render_package(&before, &opts, &mut runtime)?;
     write_changes(&dir, &before, &out.files)?;
     report(&dir, args.results_dir.as_deref(), &out)
 }
 
-fn report(dir: &Path, results_dir: Option<&Path>, out: &RenderOutput) -> anyhow::Result<ExitCode> {
+fn report(
+    dir: &Path,
+    results_dir: Option<&Path>,
+    out: &RenderedPackage,
+) -> anyhow::Result<ExitCode> {
     let name = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -217,7 +265,7 @@ fn report(dir: &Path, results_dir: Option<&Path>, out: &RenderOutput) -> anyhow:
     if let Some(rd) = results_dir {
         std::fs::create_dir_all(rd)?;
         let path = rd.join("results.yaml");
-        std::fs::write(&path, out.results_yaml())?;
+        std::fs::write(&path, &out.results_yaml)?;
         eprintln!("For complete results, see {}", path.display());
     }
     match &out.failure {

@@ -201,6 +201,7 @@ where
             objects: &store,
             core: core.as_ref(),
             now: now(),
+            renderer: None,
         };
         let mut events = Vec::new();
         let result = f(&rctx, &mut events);

@@ -275,11 +275,13 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
     let plan = FaultPlan::counting();
     let revisions = Faulty::new(&git, plan.clone());
     let objects = Faulty::new(objects, plan.clone());
+    let renderer = draft_renderer(&args.dir);
     let ctx = Ctx {
         revisions: &revisions,
         objects: &objects,
         core: core.as_ref(),
         now,
+        renderer: Some(&renderer),
     };
     let show_bar = !args.no_progress && args.output == Output::Text;
     let bar = Bar(show_bar.then(|| {
@@ -476,5 +478,20 @@ pub fn run_rpkg(
             "deletion proposed",
         ),
         RpkgCommand::Delete(n) => act(select(n, &[Lifecycle::DeletionProposed])?, None, "deleted"),
+    }
+}
+
+/// Local mode renders every draft it writes, as porch-server does: only
+/// builtins and wasm functions run (exec functions need `--allow-exec`,
+/// which Porch never gives).
+fn draft_renderer(dir: &Path) -> crate::reconcile::DraftRenderer {
+    crate::reconcile::DraftRenderer {
+        options: pv_core::render::RenderOptions::default(),
+        runtime: std::sync::Mutex::new(Box::new(crate::fn_render::HostRuntime {
+            allow_exec: false,
+            dir: dir.to_path_buf(),
+            exec_timeout: std::time::Duration::from_secs(300),
+            wasm: None,
+        })),
     }
 }

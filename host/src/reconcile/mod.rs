@@ -30,6 +30,27 @@ pub struct Ctx<'a> {
     pub core: &'a dyn Core,
     /// RFC 3339 time stamped on changed conditions.
     pub now: String,
+    /// Renders drafts after their content is written, where this process
+    /// plays porch-server's part (local mode); `None` where Porch renders
+    /// (Kubernetes mode).
+    pub renderer: Option<&'a DraftRenderer>,
+}
+
+/// How drafts are rendered: kpt's options and the runtime for functions
+/// that are not builtins.
+pub struct DraftRenderer {
+    /// Render options.
+    pub options: pv_core::render::RenderOptions,
+    /// Runs exec and wasm functions.
+    pub runtime: std::sync::Mutex<Box<dyn pv_core::render::FunctionRuntime + Send>>,
+}
+
+impl std::fmt::Debug for DraftRenderer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DraftRenderer")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A reconcile could not complete.

@@ -121,7 +121,8 @@ impl Exec<'_, '_> {
         files: &crate::store::Files,
     ) -> Result<crate::engine_api::Mutated, ReconcileError> {
         let candidates = self.candidates()?;
-        self.ctx
+        let mut mutated = self
+            .ctx
             .core
             .apply_mutations(
                 &self.pv,
@@ -130,7 +131,15 @@ impl Exec<'_, '_> {
                 files,
                 &candidates,
             )?
-            .map_err(ReconcileError::Refused)
+            .map_err(ReconcileError::Refused)?;
+        if let (Some(renderer), true) = (self.ctx.renderer, mutated.changed) {
+            mutated.files = render_draft(self.ctx.core, renderer, name, &mutated.files)?;
+            mutated.changed_files = changed_paths(files, &mutated.files);
+            // Mutations of a rendered package undo what render did (the
+            // Kptfile's formatting and status): what counts is the result.
+            mutated.changed = !mutated.changed_files.is_empty();
+        }
+        Ok(mutated)
     }
 
     /// Creates `draft` with its task's content, mutated.
@@ -417,4 +426,39 @@ fn ready_summary(pv: &PackageVariant) -> String {
         .find(|c| c.type_ == "Ready")
         .map(|c| format!("Ready={} {}: {}", c.status, c.reason, c.message))
         .unwrap_or_default()
+}
+
+/// Renders a draft's files as porch-server does whenever a draft's
+/// resources change; a failed render refuses the write, naming the
+/// function and its error.
+fn render_draft(
+    core: &dyn crate::engine_api::Core,
+    renderer: &crate::reconcile::DraftRenderer,
+    name: &str,
+    files: &crate::store::Files,
+) -> Result<crate::store::Files, ReconcileError> {
+    let mut runtime = renderer
+        .runtime
+        .lock()
+        .map_err(|_| ReconcileError::Refused("the function runtime is unusable".into()))?;
+    let rendered = core.render_package(files, &renderer.options, &mut **runtime)?;
+    match rendered.failure {
+        None => Ok(rendered.files),
+        Some(f) => Err(ReconcileError::Refused(format!(
+            "rendering {name} failed: {}",
+            f.detail.replace('\n', "; ")
+        ))),
+    }
+}
+
+/// The paths whose content differs between two versions of a package.
+fn changed_paths(before: &crate::store::Files, after: &crate::store::Files) -> Vec<String> {
+    let mut paths: Vec<String> = after
+        .iter()
+        .filter(|(p, c)| before.get(*p) != Some(*c))
+        .map(|(p, _)| p.clone())
+        .chain(before.keys().filter(|p| !after.contains_key(*p)).cloned())
+        .collect();
+    paths.sort();
+    paths
 }

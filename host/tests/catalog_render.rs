@@ -1,0 +1,242 @@
+//! The KRM functions catalog's own end-to-end cases for the builtins
+//! (`tests/conformance/krm-functions-catalog`), run through
+//! `porch-variants fn render` as kpt's test runner runs them: the case is
+//! copied into a fresh Git repository, rendered with `--results-dir`, and
+//! the exit code, `git diff` and `results.yaml` are compared with
+//! `.expected/`.
+//!
+//! The expectations were produced by a kpt that did not yet write the
+//! root Kptfile's status, so the Kptfile is put back as it was when it
+//! differs from the original only by `status` (and the empty fields kpt's
+//! re-marshalling drops); any other change to it stays in the diff.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use pv_core::yaml;
+use serde_json::Value;
+
+/// Cases the suite does not run, with why.
+const NOT_RUN: &[(&str, &str)] = &[
+    (
+        "set-annotations/example-imperative",
+        "`kpt fn eval` case; only `fn render` is provided",
+    ),
+    (
+        "set-labels/example-imperative",
+        "`kpt fn eval` case; only `fn render` is provided",
+    ),
+    (
+        "set-namespace/example-kpt-package-context",
+        "runs `kpt pkg init` through exec.sh",
+    ),
+    ("starlark/eval-fn-config", "`kpt fn eval` through exec.sh"),
+    (
+        "starlark/example-configmap-as-functionconfig",
+        "`kpt fn eval` through exec.sh",
+    ),
+    ("starlark/openapi", "`kpt fn eval` through exec.sh"),
+    (
+        "starlark/preserve-id-annotations",
+        "pipes `kpt fn source` through docker in exec.sh",
+    ),
+];
+
+/// Cases expected to fail, with the reason (docs/render.md lists them).
+const DEVIATIONS: &[(&str, &str)] = &[("starlark/", "the starlark builtin is not built yet")];
+
+fn catalog() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/conformance/krm-functions-catalog")
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "user.name=t",
+            "-c",
+            "core.autocrlf=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read dir") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+fn yaml_value(text: &str) -> Value {
+    let doc = yaml::parse_document(text).expect("YAML parses");
+    yaml::to_json(doc.root()).expect("converts")
+}
+
+/// Drops empty maps, lists, strings and nulls (what Go's `omitempty`
+/// drops when kpt re-marshals the Kptfile).
+fn without_empty(v: Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.into_iter()
+                .map(|(k, v)| (k, without_empty(v)))
+                .filter(|(_, v)| !is_empty(v))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.into_iter().map(without_empty).collect()),
+        v => v,
+    }
+}
+
+fn is_empty(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+        _ => false,
+    }
+}
+
+fn normalise_patch(text: &str) -> String {
+    text.lines()
+        .filter(|l| !l.starts_with("index "))
+        .map(str::trim_end)
+        .collect::<Vec<_>>()
+        .join("\n")
+        .trim()
+        .to_string()
+}
+
+fn expected_exit_code(case: &Path) -> i32 {
+    let Ok(text) = std::fs::read_to_string(case.join(".expected/config.yaml")) else {
+        return 0;
+    };
+    yaml_value(&text)
+        .get("exitCode")
+        .and_then(Value::as_i64)
+        .map_or(0, |c| c as i32)
+}
+
+/// Runs one case; `Err` says what differed.
+fn run_case(case: &Path, work: &Path) -> Result<(), String> {
+    copy_dir(case, work);
+    git(work, &["init", "-q"]);
+    git(work, &["add", "-A"]);
+    git(work, &["commit", "-qm", "case"]);
+    let results = work.parent().expect("parent").join("results");
+    let _ = std::fs::remove_dir_all(&results);
+    let out = Command::new(env!("CARGO_BIN_EXE_porch-variants"))
+        .args(["fn", "render"])
+        .arg(work)
+        .arg("--results-dir")
+        .arg(&results)
+        .output()
+        .expect("porch-variants runs");
+    let mut problems = Vec::new();
+    let want = expected_exit_code(case);
+    let got = out.status.code().unwrap_or(-1);
+    if got != want {
+        problems.push(format!("exit code {got}, want {want}"));
+    }
+    let original = git(work, &["show", "HEAD:Kptfile"]);
+    let now = std::fs::read_to_string(work.join("Kptfile")).unwrap_or_default();
+    let mut now_value = yaml_value(&now);
+    if let Some(o) = now_value.as_object_mut() {
+        o.remove("status");
+    }
+    if without_empty(now_value) == without_empty(yaml_value(&original)) {
+        std::fs::write(work.join("Kptfile"), &original).expect("restore Kptfile");
+    }
+    let diff = normalise_patch(&git(work, &["diff"]));
+    let want_diff = std::fs::read_to_string(case.join(".expected/diff.patch")).unwrap_or_default();
+    if diff != normalise_patch(&want_diff) {
+        problems.push(format!("git diff differs:\n{diff}"));
+    }
+    if let Ok(want_results) = std::fs::read_to_string(case.join(".expected/results.yaml")) {
+        let got_results = std::fs::read_to_string(results.join("results.yaml")).unwrap_or_default();
+        if yaml_value(&got_results) != yaml_value(&want_results) {
+            problems.push(format!("results.yaml differs:\n{got_results}"));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        problems.push(format!("stderr:\n{}", String::from_utf8_lossy(&out.stderr)));
+        Err(problems.join("\n"))
+    }
+}
+
+#[test]
+fn catalog_cases_render_as_kpt_renders_them() {
+    let root = catalog();
+    let mut cases = Vec::new();
+    for f in std::fs::read_dir(&root).expect("catalog") {
+        let f = f.expect("entry").path();
+        if !f.is_dir() {
+            continue;
+        }
+        for c in std::fs::read_dir(&f).expect("function dir") {
+            let c = c.expect("entry").path();
+            if c.join(".expected").is_dir() {
+                cases.push(c);
+            }
+        }
+    }
+    cases.sort();
+    assert!(cases.len() >= 40, "found {} cases", cases.len());
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (mut passed, mut failed, mut skipped) = (0, 0, 0);
+    let mut failures = Vec::new();
+    for (i, case) in cases.iter().enumerate() {
+        let name = case
+            .strip_prefix(&root)
+            .expect("under the catalog")
+            .to_string_lossy()
+            .replace('\\', "/");
+        if let Some((_, why)) = NOT_RUN.iter().find(|(n, _)| *n == name) {
+            println!("SKIP {name}: {why}");
+            skipped += 1;
+            continue;
+        }
+        let deviation = DEVIATIONS.iter().find(|(p, _)| name.starts_with(p));
+        let work = tmp.path().join(format!("case-{i}")).join("pkg");
+        match (run_case(case, &work), deviation) {
+            (Ok(()), None) => {
+                println!("PASS {name}");
+                passed += 1;
+            }
+            (Err(_), Some((_, why))) => {
+                println!("SKIP {name}: deviation: {why}");
+                skipped += 1;
+            }
+            (Ok(()), Some(_)) => {
+                failures.push(format!("{name}: passes but is listed as a deviation"));
+                failed += 1;
+            }
+            (Err(e), None) => {
+                println!("FAIL {name}");
+                failures.push(format!("{name}: {e}"));
+                failed += 1;
+            }
+        }
+    }
+    println!("{passed} passed, {failed} failed, {skipped} skipped");
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
