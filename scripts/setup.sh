@@ -2,16 +2,41 @@
 # Installs what a fresh machine needs to build porch-variants: the wasm targets
 # of the pinned toolchain. Idempotent.
 #
-#   scripts/setup.sh [--playground]
+#   scripts/setup.sh [--playground] [--go]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rustup target add wasm32-wasip2 wasm32-unknown-unknown >/dev/null
+
+playground=false
+go=false
+for arg in "$@"; do
+    case "$arg" in
+        --playground) playground=true ;;
+        --go) go=true ;;
+        *) echo "setup: unknown option $arg (expected --playground, --go)" >&2; exit 2 ;;
+    esac
+done
+
+# --go: Debian's golang-go, installed with apt-get when `go` is missing. The
+# Go js/wasm runtime's tests (host/tests/gojs_runtime.rs) build their Go KRM
+# function fixture with it (GOOS=js GOARCH=wasm) and run it beside Go's own
+# wasm_exec.js under node; without it they skip.
+if $go && ! command -v go >/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "setup: installing golang-go (apt-get)"
+        apt-get update -qq >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go >/dev/null
+    else
+        echo "setup: go is missing: install Debian's golang-go (apt-get install golang-go)" >&2
+        exit 1
+    fi
+fi
 
 # --playground: also what the browser playground's tests need
 # (scripts/playground-test.sh passes it): Debian's Chromium, installed with
 # apt-get when /usr/bin/chromium is missing, and the playground's npm
 # packages (npm ci when its lock file changed since the last install).
-[ "${1:-}" = --playground ] || exit 0
+$playground || exit 0
 if [ ! -x /usr/bin/chromium ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
         echo "setup: installing chromium (apt-get)"

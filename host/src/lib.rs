@@ -7,4 +7,5 @@ pub mod fn_render;
 pub mod kube;
 pub mod local;
 pub mod reconcile;
+pub mod runtime;
 pub mod store;
