@@ -846,7 +846,9 @@ fn an_init_stopped_before_a_seed_was_published_publishes_it_next_time() {
         .unwrap();
     drop(store);
 
-    let (store, seeded) = porch_variants::local::cli::open_repositories(root, true).unwrap();
+    // The directory lock is released at once (`..` drops it).
+    let porch_variants::local::cli::OpenedRepositories { store, seeded, .. } =
+        porch_variants::local::cli::open_repositories(root, true).unwrap();
     assert_eq!(seeded, ["blueprints.web.v1 (revision 1)"]);
     let revisions = store
         .list(NS, &PrFilter::package("blueprints", "web"))
@@ -856,8 +858,51 @@ fn an_init_stopped_before_a_seed_was_published_publishes_it_next_time() {
     assert_eq!(revisions[0].spec.revision, 1);
 
     // And a third `--init` leaves the published seed alone.
-    let (_, seeded) = porch_variants::local::cli::open_repositories(root, true).unwrap();
+    let seeded = porch_variants::local::cli::open_repositories(root, true)
+        .unwrap()
+        .seeded;
     assert!(seeded.is_empty(), "{seeded:?}");
+}
+
+#[test]
+fn a_repository_an_interrupted_init_left_half_created_is_created_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    std::fs::write(
+        root.join("repositories.yaml"),
+        "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: site-0087\nspec:\n  type: git\n",
+    )
+    .unwrap();
+    // What `git init` leaves when killed early: no objects, no refs.
+    let half = root.join("repos/site-0087");
+    std::fs::create_dir_all(half.join("hooks")).unwrap();
+    std::fs::write(half.join("description"), "Unnamed repository\n").unwrap();
+    // And a build directory of a dead process beside it.
+    let aside = root.join("repos/.site-0087.init-4000000");
+    std::fs::create_dir_all(aside.join("objects")).unwrap();
+
+    let err = porch_variants::local::cli::open_repositories(root, false)
+        .err()
+        .expect("an unfinished repository does not open");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("site-0087") && msg.contains("unfinished") && msg.contains("--init"),
+        "{msg}"
+    );
+
+    let opened = porch_variants::local::cli::open_repositories(root, true).unwrap();
+    assert!(opened.store.list(NS, &PrFilter::default()).unwrap().is_empty());
+    assert!(git2::Repository::open_bare(&half).is_ok());
+    assert!(!aside.exists(), "the dead process's build directory is left");
+    drop(opened);
+
+    // A repository with content is never taken for an unfinished one.
+    std::fs::remove_file(half.join("HEAD")).unwrap();
+    let err = porch_variants::local::cli::open_repositories(root, true)
+        .err()
+        .expect("a damaged repository with objects is not replaced");
+    assert!(!err.to_string().contains("unfinished"), "{err}");
+    assert!(half.join("objects").read_dir().unwrap().next().is_some());
 }
 
 /// A fresh repository `r` and its store.

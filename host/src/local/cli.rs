@@ -7,11 +7,12 @@ use pv_core::api::package_revision::Lifecycle;
 use pv_core::api::PackageRevision;
 use serde::Serialize;
 
+use super::dir_lock::{remove_stale_git_locks, DirLock};
 use super::{read_objects, repo_configs, LocalObjects};
 use crate::engine_api::{ComponentCore, Core, NativeCore};
 use crate::reconcile::{run_to_fixed_point, Ctx, Progress, RunReport};
 use crate::store::faulty::{CallCounts, FaultPlan, Faulty};
-use crate::store::git::{init_bare, GitRevisions};
+use crate::store::git::{init_bare, remove_unfinished_repository, GitRevisions};
 use crate::store::{NewRevision, PackageRevisionStore, PrFilter, StoreError};
 
 /// Output format.
@@ -108,20 +109,33 @@ impl Progress for Bar {
     }
 }
 
+/// The repositories of a local directory, opened by a writing command.
+pub struct OpenedRepositories {
+    /// The store over the repositories.
+    pub store: GitRevisions,
+    /// The revisions `--init` published.
+    pub seeded: Vec<String>,
+    /// The directory's lock, held as long as this value lives.
+    pub lock: DirLock,
+}
+
 /// Opens the Git repositories of `dir` (creating missing ones and
-/// publishing seed packages when `init`); returns the store and the seeded
-/// revisions.
-pub fn open_repositories(
-    dir: &Path,
-    init: bool,
-) -> Result<(GitRevisions, Vec<String>), LocalError> {
+/// publishing seed packages when `init`), holding the directory's lock and
+/// having removed the Git lock files a killed process left.
+pub fn open_repositories(dir: &Path, init: bool) -> Result<OpenedRepositories, LocalError> {
+    let lock = DirLock::acquire(dir)?;
     let objects = read_objects(dir)?;
     let configs = repo_configs(dir, &objects);
     if init {
         for c in &configs {
-            if !c.path.exists() {
+            if !c.path.exists() || remove_unfinished_repository(&c.path)? {
                 init_bare(&c.path, &c.branch)?;
             }
+        }
+    }
+    for c in &configs {
+        if c.path.is_dir() {
+            remove_stale_git_locks(&c.path)?;
         }
     }
     let store = GitRevisions::open(configs.clone())?;
@@ -157,7 +171,11 @@ pub fn open_repositories(
             }
         }
     }
-    Ok((store, seeded))
+    Ok(OpenedRepositories {
+        store,
+        seeded,
+        lock,
+    })
 }
 
 /// The workspace of the revision a seed package is published as.
@@ -264,7 +282,11 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
             dir.display()
         )));
     }
-    let (git, seeded) = open_repositories(dir, args.init)?;
+    let OpenedRepositories {
+        store: git,
+        seeded,
+        lock: _lock,
+    } = open_repositories(dir, args.init)?;
     let now = now();
     let objects = LocalObjects::load(dir, &read_objects(dir)?, &now)?;
     let core: Box<dyn Core> = if args.native_core {
@@ -384,7 +406,11 @@ pub fn run_rpkg(
     cmd: &RpkgCommand,
     output: Output,
 ) -> Result<(), LocalError> {
-    let (git, _) = open_repositories(dir, false)?;
+    let OpenedRepositories {
+        store: git,
+        lock: _lock,
+        ..
+    } = open_repositories(dir, false)?;
     let select = |names: &Names, from: &[Lifecycle]| -> Result<Vec<String>, LocalError> {
         if names.all {
             Ok(git

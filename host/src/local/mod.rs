@@ -18,8 +18,11 @@
 //!   file was removed but whose state still holds the finalizer is being
 //!   deleted: the next run applies its deletion policy, then removes the
 //!   state.
+//! * `<dir>/.porch-variants/lock` — held by the command that is writing
+//!   (see [`dir_lock`]); a second command waits for it.
 
 pub mod cli;
+pub mod dir_lock;
 mod objects;
 
 pub use objects::LocalObjects;

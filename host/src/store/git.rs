@@ -128,9 +128,51 @@ fn not_found(ns: &str, name: &str) -> StoreError {
 
 /// Creates a bare repository at `path` with an empty first commit on
 /// `branch` (what `porch-variants local --init` and the tests start from).
+///
+/// The repository is built in a hidden sibling directory and renamed into
+/// place, so a process killed at any instant leaves either no directory at
+/// `path` or a complete repository, never a half-created one that every
+/// later run would fail to open. When another process renames its own
+/// repository into place first, that one is kept. Leftover build
+/// directories of dead processes are removed.
 pub fn init_bare(path: &Path, branch: &str) -> StoreResult<()> {
+    let (parent, name) = split_repo_path(path)?;
+    std::fs::create_dir_all(parent)
+        .map_err(StoreError::io(format!("creating {}", parent.display())))?;
+    remove_stale_builds(parent, &name);
+    let aside = parent.join(format!("{}{}", build_prefix(&name), std::process::id()));
+    if aside.exists() {
+        std::fs::remove_dir_all(&aside)
+            .map_err(StoreError::io(format!("removing {}", aside.display())))?;
+    }
+    let built = build_bare(&aside, branch);
+    if let Err(e) = built {
+        let _ = std::fs::remove_dir_all(&aside);
+        return Err(e);
+    }
+    match std::fs::rename(&aside, path) {
+        Ok(()) => {
+            tracing::debug!(path = %path.display(), "created repository");
+            Ok(())
+        }
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&aside);
+            if Repository::open_bare(path).is_ok() {
+                // Another process created it between our check and rename.
+                Ok(())
+            } else {
+                Err(StoreError::io(format!(
+                    "moving the new repository {} into place",
+                    path.display()
+                ))(e))
+            }
+        }
+    }
+}
+
+fn build_bare(at: &Path, branch: &str) -> StoreResult<()> {
     let repo =
-        Repository::init_bare(path).map_err(StoreError::git(format!("init {}", path.display())))?;
+        Repository::init_bare(at).map_err(StoreError::git(format!("init {}", at.display())))?;
     repo.set_head(&format!("refs/heads/{branch}"))
         .map_err(StoreError::git("setting HEAD"))?;
     ensure_branch(
@@ -138,6 +180,81 @@ pub fn init_bare(path: &Path, branch: &str) -> StoreResult<()> {
         branch,
         &("porch-variants".into(), "porch-variants@localhost".into()),
     )
+}
+
+fn split_repo_path(path: &Path) -> StoreResult<(&Path, String)> {
+    let name = path.file_name().and_then(|n| n.to_str());
+    match (path.parent(), name) {
+        (Some(parent), Some(name)) if !name.is_empty() => Ok((parent, name.to_string())),
+        _ => Err(StoreError::Invalid(format!(
+            "{} cannot hold a repository (no directory name)",
+            path.display()
+        ))),
+    }
+}
+
+/// `.<name>.init-`: the prefix of the directories a repository is built in.
+fn build_prefix(name: &str) -> String {
+    format!(".{name}.init-")
+}
+
+/// Removes the build directories of `name` left by processes that are no
+/// longer running (on systems without `/proc`, none are removed).
+fn remove_stale_builds(parent: &Path, name: &str) {
+    let prefix = build_prefix(name);
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for e in entries.filter_map(Result::ok) {
+        let file = e.file_name();
+        let Some(pid) = file.to_str().and_then(|f| f.strip_prefix(&prefix)) else {
+            continue;
+        };
+        let alive = Path::new("/proc").join(pid).exists() || !Path::new("/proc/self").exists();
+        if !alive && pid.parse::<u32>().is_ok() {
+            tracing::info!(path = %e.path().display(), "removing an interrupted repository creation");
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+/// Whether `path` is what an interrupted `git init` leaves: a directory
+/// that does not open as a repository and holds no object and no ref, so
+/// nothing in it can be lost by creating the repository again.
+pub fn is_unfinished_repository(path: &Path) -> bool {
+    if !path.is_dir() || Repository::open(path).is_ok() {
+        return false;
+    }
+    fn holds_files(d: &Path) -> bool {
+        let Ok(entries) = std::fs::read_dir(d) else {
+            return false;
+        };
+        entries.filter_map(Result::ok).any(|e| {
+            let p = e.path();
+            if p.is_dir() {
+                holds_files(&p)
+            } else {
+                true
+            }
+        })
+    }
+    !holds_files(&path.join("objects"))
+        && !holds_files(&path.join("refs"))
+        && !path.join("packed-refs").exists()
+}
+
+/// Removes `path` when [`is_unfinished_repository`] says it is the leftover
+/// of an interrupted creation; returns whether it did.
+pub fn remove_unfinished_repository(path: &Path) -> StoreResult<bool> {
+    if !is_unfinished_repository(path) {
+        return Ok(false);
+    }
+    tracing::warn!(path = %path.display(), "removing an unfinished repository (an interrupted --init) to create it again");
+    std::fs::remove_dir_all(path).map_err(StoreError::io(format!(
+        "removing the unfinished repository {}",
+        path.display()
+    )))?;
+    Ok(true)
 }
 
 fn ensure_branch(repo: &Repository, branch: &str, who: &(String, String)) -> StoreResult<()> {
@@ -168,11 +285,22 @@ impl GitRevisions {
         );
         let mut repos = BTreeMap::new();
         for cfg in configs {
-            let repo = Repository::open(&cfg.path).map_err(StoreError::git(format!(
-                "opening repository {} at {}",
-                cfg.name,
-                cfg.path.display()
-            )))?;
+            let repo = Repository::open(&cfg.path).map_err(|e| {
+                if is_unfinished_repository(&cfg.path) {
+                    StoreError::Invalid(format!(
+                        "repository {} at {} is unfinished (an interrupted --init left it); \
+                         `porch-variants local --init` creates it again",
+                        cfg.name,
+                        cfg.path.display()
+                    ))
+                } else {
+                    StoreError::git(format!(
+                        "opening repository {} at {}",
+                        cfg.name,
+                        cfg.path.display()
+                    ))(e)
+                }
+            })?;
             ensure_branch(&repo, &cfg.branch, &signature)?;
             repos.insert(
                 (cfg.namespace.clone(), cfg.name.clone()),
