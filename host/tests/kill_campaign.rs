@@ -9,13 +9,19 @@
 //! `PV_KILL_REPOS` (default 200) sets the fleet size and `PV_KILL_POINTS`
 //! (default 1) the kill points per phase; the long campaign reported in
 //! docs/performance.md runs this test with more points.
+//! `PV_KILL_BIN` names the binary to run instead of the one cargo built.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_porch-variants");
+/// The binary under test (`PV_KILL_BIN` runs a copy, so that a long
+/// campaign is not disturbed by a rebuild).
+fn bin() -> String {
+    std::env::var("PV_KILL_BIN")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_porch-variants").to_string())
+}
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -121,7 +127,7 @@ impl Step {
 }
 
 fn run(step: Step, dir: &Path) -> String {
-    let out = Command::new(BIN)
+    let out = Command::new(bin())
         .args(step.args(dir))
         .output()
         .expect("the binary runs");
@@ -137,7 +143,7 @@ fn run(step: Step, dir: &Path) -> String {
 /// Runs `step` and SIGKILLs it after `after`; returns whether it was killed
 /// (false when it finished first).
 fn run_killed(step: Step, dir: &Path, after: Duration) -> bool {
-    let mut child = Command::new(BIN)
+    let mut child = Command::new(bin())
         .args(step.args(dir))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -238,7 +244,7 @@ fn check_invariants(dir: &Path, n: usize, label: &str) {
         );
     }
     // One revision of `web` per site repository, never two.
-    let list = Command::new(BIN)
+    let list = Command::new(bin())
         .args(["rpkg", "--dir"])
         .arg(dir)
         .args(["--output", "json", "list"])

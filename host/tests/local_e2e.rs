@@ -891,9 +891,16 @@ fn a_repository_an_interrupted_init_left_half_created_is_created_again() {
     );
 
     let opened = porch_variants::local::cli::open_repositories(root, true).unwrap();
-    assert!(opened.store.list(NS, &PrFilter::default()).unwrap().is_empty());
+    assert!(opened
+        .store
+        .list(NS, &PrFilter::default())
+        .unwrap()
+        .is_empty());
     assert!(git2::Repository::open_bare(&half).is_ok());
-    assert!(!aside.exists(), "the dead process's build directory is left");
+    assert!(
+        !aside.exists(),
+        "the dead process's build directory is left"
+    );
     drop(opened);
 
     // A repository with content is never taken for an unfinished one.
