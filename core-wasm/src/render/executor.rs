@@ -190,6 +190,10 @@ struct Walk<'a> {
     input_files: BTreeSet<String>,
     log: Vec<String>,
     pending: bool,
+    /// Keep the resources as they were before a failed function
+    /// (`kpt.dev/save-on-render-failure`); otherwise a mutator that sees
+    /// every resource takes them instead of a copy.
+    keep_partial: bool,
 }
 
 /// Renders the package whose root `Kptfile` is at the top of `files`.
@@ -243,6 +247,7 @@ pub fn render(
         input_files: BTreeSet::new(),
         log: Vec::new(),
         pending: false,
+        keep_partial: save_on_failure,
     };
     let hydrated = if bfs {
         walk.hydrate_bfs(root_info)
@@ -773,8 +778,12 @@ impl Walk<'_> {
                     let _ = item.set_annotation(ann::KPT_RESOURCE_ID, &i.to_string());
                 }
             }
-            for &i in &picked {
-                fn_input.push(items[i].clone());
+            if !selecting && !self.keep_partial && picked.len() == items.len() {
+                fn_input = std::mem::take(&mut items);
+            } else {
+                for &i in &picked {
+                    fn_input.push(items[i].clone());
+                }
             }
             let ran = function::run(
                 &p.fref,

@@ -1,0 +1,107 @@
+//! kpt's render of the generated 1,000-resource (about 1 MB) package with a
+//! pipeline of two builtins, set-namespace and set-labels, against the floor
+//! of parsing and writing the same files once.
+//!
+//! Before criterion runs, the bench prints both figures and their ratio
+//! from interleaved rounds in the same process (the fastest round of each,
+//! and the median), so that the machine's drift cancels.
+
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use pv_core::render::{render, BuiltinsOnly, RenderOptions};
+use pv_core::yaml;
+
+mod support;
+use support::package;
+
+const KPTFILE: &str = r#"apiVersion: kpt.dev/v1
+kind: Kptfile
+metadata:
+  name: fleet
+  annotations:
+    config.kubernetes.io/local-config: "true"
+info:
+  description: A generated fleet package
+pipeline:
+  mutators:
+    - image: ghcr.io/kptdev/krm-functions-catalog/set-namespace:v0.4
+      configMap:
+        namespace: east
+    - image: ghcr.io/kptdev/krm-functions-catalog/set-labels:v0.2
+      configMap:
+        app: fleet
+        tier: web
+"#;
+
+/// Parses and writes every file once: the floor of any edit of the package.
+fn parse_emit(files: &BTreeMap<String, String>) -> usize {
+    files
+        .values()
+        .map(|text| yaml::reformat(text).map(|t| t.len()).unwrap_or(text.len()))
+        .sum()
+}
+
+fn render_once(files: &BTreeMap<String, String>) -> usize {
+    let out = render(files, &RenderOptions::default(), &mut BuiltinsOnly);
+    assert!(out.failure.is_none(), "{:?}", out.failure);
+    out.files.len()
+}
+
+fn once(f: &mut impl FnMut()) -> Duration {
+    let start = Instant::now();
+    f();
+    start.elapsed()
+}
+
+fn bench(c: &mut Criterion) {
+    let mut files = package();
+    files.insert("Kptfile".into(), KPTFILE.into());
+    let bytes: usize = files.values().map(String::len).sum();
+
+    // The render does what it says: every Deployment gets the namespace and
+    // both labels.
+    let out = render(&files, &RenderOptions::default(), &mut BuiltinsOnly);
+    assert!(out.failure.is_none(), "{:?}", out.failure);
+    let apps = &out.files["apps/apps-00.yaml"];
+    assert_eq!(apps.matches("namespace: east").count(), 20, "{apps}");
+    assert!(apps.contains("tier: web"));
+
+    let (mut floor, mut pass) = (Vec::new(), Vec::new());
+    let mut f = || {
+        black_box(parse_emit(&files));
+    };
+    let mut r = || {
+        black_box(render_once(&files));
+    };
+    f();
+    r();
+    for _ in 0..15 {
+        floor.push(once(&mut f));
+        pass.push(once(&mut r));
+    }
+    floor.sort();
+    pass.sort();
+    let mid = floor.len() / 2;
+    println!(
+        "render (set-namespace + set-labels) on {bytes} bytes: parse+emit {:.1} ms, render {:.1} ms, ratio {:.2} (median {:.2})",
+        floor[0].as_secs_f64() * 1e3,
+        pass[0].as_secs_f64() * 1e3,
+        pass[0].as_secs_f64() / floor[0].as_secs_f64(),
+        pass[mid].as_secs_f64() / floor[mid].as_secs_f64(),
+    );
+
+    let mut group = c.benchmark_group("render-1000-resources");
+    group.throughput(Throughput::Bytes(bytes as u64));
+    group.sample_size(20);
+    group.bench_function("parse+emit", |b| b.iter(|| parse_emit(&files)));
+    group.bench_function("render-set-namespace-set-labels", |b| {
+        b.iter(|| render_once(&files))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
