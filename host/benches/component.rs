@@ -4,6 +4,8 @@
 //!   (`apply-mutations`);
 //! * the render of a 10,000-target PackageVariantSet against its 10,000
 //!   existing children (`render-package-variant-set`);
+//! * kpt's render of the same 1,000-resource package with a pipeline of two
+//!   builtins, set-namespace and set-labels (`render-package`);
 //! * start-up: compiling the component (no cache) and loading it from
 //!   wasmtime's code cache;
 //! * per call: a fresh instance from the pre-instantiated component (cold
@@ -115,6 +117,7 @@ fn report(
     component: &CoreComponent,
     mutation: &porch_variants::component::types::MutationInput,
     render: &porch_variants::component::types::RenderInput,
+    package: &porch_variants::component::types::PackageRenderInput,
 ) {
     startup_report();
     let unmetered = CoreComponent::with_config(ComponentConfig {
@@ -154,7 +157,63 @@ fn report(
         || render_with(component),
         || render_with(&unmetered),
     );
+    let render_package_with = |c: &CoreComponent| {
+        black_box(c.render_package(package).expect("no trap"));
+    };
+    ratio(
+        "render-package (set-namespace + set-labels), 1,000 resources",
+        11,
+        || {
+            black_box(native::render_package(package));
+        },
+        || render_package_with(component),
+        || render_package_with(&unmetered),
+    );
 }
+
+/// The mutation bench's package with a Kptfile whose pipeline runs two
+/// builtins.
+fn package_render_input(
+    mutation: &porch_variants::component::types::MutationInput,
+) -> porch_variants::component::types::PackageRenderInput {
+    use porch_variants::component::types::{File, PackageRenderInput, PackageRenderOptions};
+    let mut files: Vec<File> = mutation
+        .files
+        .iter()
+        .filter(|f| f.path != "Kptfile")
+        .cloned()
+        .collect();
+    files.push(File {
+        path: "Kptfile".into(),
+        content: RENDER_KPTFILE.into(),
+    });
+    PackageRenderInput {
+        files,
+        options: PackageRenderOptions {
+            allow_exec: false,
+            image_prefix: pv_core::render::image::DEFAULT_PREFIX.into(),
+            root_path: "/".into(),
+        },
+        answers: Vec::new(),
+    }
+}
+
+const RENDER_KPTFILE: &str = r#"apiVersion: kpt.dev/v1
+kind: Kptfile
+metadata:
+  name: fleet
+  annotations:
+    config.kubernetes.io/local-config: "true"
+pipeline:
+  mutators:
+    - image: ghcr.io/kptdev/krm-functions-catalog/set-namespace:v0.4
+      configMap:
+        namespace: east
+    - image: ghcr.io/kptdev/krm-functions-catalog/set-labels:v0.2
+      configMap:
+        app: fleet
+        tier: web
+"#;
 
 fn bench(c: &mut Criterion) {
     let component = CoreComponent::new().expect("component loads");
@@ -165,13 +224,19 @@ fn bench(c: &mut Criterion) {
         component.apply_mutations(&mutation).expect("no trap")
     );
     let native_render = native::render_package_variant_set(&render).expect("renders");
+    let package = package_render_input(&mutation);
+    assert_eq!(
+        format!("{:?}", native::render_package(&package)),
+        format!("{:?}", component.render_package(&package).expect("no trap")),
+        "the component renders as native does"
+    );
     assert!(native_render.plan.create.is_empty() && native_render.plan.update.is_empty());
 
     // `cargo bench -- --test` (CI) runs each benchmark once: skip the
     // reports, which compile the component twice and time many rounds.
     let quick = std::env::args().any(|a| a == "--test");
     if !quick {
-        report(&component, &mutation, &render);
+        report(&component, &mutation, &render, &package);
     }
 
     let mut group = c.benchmark_group("component");
@@ -197,6 +262,12 @@ fn bench(c: &mut Criterion) {
                 .expect("no trap")
                 .expect("renders")
         })
+    });
+    group.bench_function("render_package_1k_resources/native", |b| {
+        b.iter(|| native::render_package(&package))
+    });
+    group.bench_function("render_package_1k_resources/component", |b| {
+        b.iter(|| component.render_package(&package).expect("no trap"))
     });
     group.finish();
 

@@ -16,6 +16,10 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+#[path = "common/go_node.rs"]
+mod go_node;
+use go_node::{fixtures, has, run_node};
+
 use porch_variants::runtime::{
     ClockMode, FunctionDirectory, GoWasmModule, GoWasmRuntime, Limits, WasmFnError,
 };
@@ -27,10 +31,6 @@ fn root() -> PathBuf {
         .to_path_buf()
 }
 
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
-
 fn work_dir() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gojs-runtime");
     std::fs::create_dir_all(&dir).expect("work dir");
@@ -39,30 +39,6 @@ fn work_dir() -> PathBuf {
 
 fn input() -> String {
     std::fs::read_to_string(fixtures().join("go-krm-fn/input.yaml")).expect("input.yaml")
-}
-
-fn has(tool: &str) -> bool {
-    Command::new(tool)
-        .arg(if tool == "go" { "version" } else { "--version" })
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-/// `GOROOT` of the `go` on PATH.
-fn goroot() -> Option<PathBuf> {
-    let out = Command::new("go").args(["env", "GOROOT"]).output().ok()?;
-    let path = String::from_utf8(out.stdout).ok()?;
-    Some(PathBuf::from(path.trim()))
-}
-
-/// Go's own `wasm_exec.js` (`misc/wasm/` before Go 1.24, `lib/wasm/`
-/// since).
-fn wasm_exec_js() -> Option<PathBuf> {
-    let goroot = goroot()?;
-    ["misc/wasm/wasm_exec.js", "lib/wasm/wasm_exec.js"]
-        .iter()
-        .map(|p| goroot.join(p))
-        .find(|p| p.is_file())
 }
 
 /// The fixture module, built once; `None` (with a message) without `go`.
@@ -116,37 +92,6 @@ fn runtime() -> &'static GoWasmRuntime {
 fn fixture_module() -> Option<GoWasmModule> {
     let path = go_fixture()?;
     Some(runtime().load_file(path).expect("fixture loads"))
-}
-
-/// `processResourceList(input)` of `module` under node with Go's
-/// `wasm_exec.js`, and node's own timing line.
-fn run_node(module: &Path, input: &str) -> Option<(String, String)> {
-    if !has("node") {
-        eprintln!("SKIPPED: `node` is not installed: no comparison with node");
-        return None;
-    }
-    let Some(wasm_exec) = wasm_exec_js() else {
-        eprintln!("SKIPPED: Go's wasm_exec.js was not found: no comparison with node");
-        return None;
-    };
-    let dir = tempfile::tempdir().expect("tempdir");
-    let input_path = dir.path().join("input.yaml");
-    let output_path = dir.path().join("output");
-    std::fs::write(&input_path, input).expect("write input");
-    let out = Command::new("node")
-        .arg(fixtures().join("go-krm-fn/run-node.js"))
-        .arg(&wasm_exec)
-        .arg(module)
-        .arg(&input_path)
-        .arg(&output_path)
-        .output()
-        .expect("node runs");
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "node failed: {stderr}");
-    Some((
-        std::fs::read_to_string(&output_path).expect("node output"),
-        stderr,
-    ))
 }
 
 #[test]
