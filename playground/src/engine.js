@@ -422,14 +422,58 @@ export function applyVariant(core, input) {
       problems.push({ pane: 'pkg', line: null, path: null, severity: r.required ? 'error' : 'warning', message: `${r.file}: ${r.kind} ${r.name}: ${m}` });
     }
   }
+  const rendered = renderPackage(core, outcome.files);
+  result.render = rendered.render;
+  if (rendered.render.pending) {
+    problems.push({
+      pane: 'pkg',
+      line: null,
+      path: null,
+      severity: 'warning',
+      message: `not rendered: ${rendered.render.pending} is not a builtin function (the playground runs ${BUILTINS.join(', ')})`,
+    });
+  } else if (rendered.render.failure) {
+    const f = rendered.render.failure;
+    problems.push({ pane: 'pkg', line: null, path: null, severity: 'error', message: `render failed: ${f.detail || f.message}` });
+  }
   const before = new Map(files.map((f) => [f.path, f.content]));
-  const after = new Map(outcome.files.map((f) => [f.path, f.content]));
+  const after = new Map(rendered.files.map((f) => [f.path, f.content]));
   for (const path of [...new Set([...before.keys(), ...after.keys()])].sort()) {
     const a = before.get(path) ?? '';
     const b = after.get(path) ?? '';
     if (a !== b) result.diffs.push({ path, status: !before.has(path) ? 'added' : !after.has(path) ? 'deleted' : 'modified', lines: lineDiff(a, b) });
   }
   return finish();
+}
+
+/** The functions the core runs itself (any tag of these catalog names). */
+export const BUILTINS = ['set-namespace', 'set-labels', 'set-annotations', 'apply-replacements'];
+
+/** kpt's default catalog prefix for images named without a registry. */
+export const IMAGE_PREFIX = 'ghcr.io/kptdev/krm-functions-catalog';
+
+/**
+ * kpt's render of `files` as Porch renders a draft after its resources
+ * change, with the core's builtin functions. A function that is not a
+ * builtin cannot run in the browser: the files come back unrendered with
+ * `render.pending` naming it.
+ * @param {any} core
+ * @param {{path: string, content: string}[]} files
+ */
+export function renderPackage(core, files) {
+  const step = core.renderPackage({
+    files,
+    options: { allowExec: false, imagePrefix: IMAGE_PREFIX, rootPath: '/' },
+    answers: [],
+  });
+  if (step.tag !== 'done') {
+    return { files, render: { pending: step.val.image || step.val.exec || 'a function' } };
+  }
+  const done = step.val;
+  return {
+    files: done.files,
+    render: { summary: done.summary, log: done.log, failure: done.failure ?? null, resultsYaml: done.resultsYaml },
+  };
 }
 
 /**

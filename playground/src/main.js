@@ -328,7 +328,18 @@ function showVariant(result) {
         .join('')}</tbody></table>`
     : '<p class="empty">No injection points.</p>';
   const gates = out.readinessGates.length ? `<h3>Readiness gates</h3><ul class="names-list">${out.readinessGates.map((g) => `<li>${escapeHtml(g.conditionType)}</li>`).join('')}</ul>` : '';
-  $('#out-injection').innerHTML = `<h3>Config injection</h3>${inj}<h3>Kptfile conditions</h3>${conditionsHtml(out.conditions)}${gates}`;
+  $('#out-injection').innerHTML = `${renderHtml(result.render)}<h3>Config injection</h3>${inj}<h3>Kptfile conditions</h3>${conditionsHtml(out.conditions)}${gates}`;
+}
+
+/** The render after the mutations: kpt's summary and progress lines. */
+function renderHtml(render) {
+  if (!render) return '';
+  let text;
+  if (render.pending) text = `Not rendered: ${render.pending} is not a builtin function.`;
+  else if (render.failure) text = `Render failed: ${render.failure.message}`;
+  else text = render.summary;
+  const log = render.log?.length ? `<pre class="render-log">${escapeHtml(render.log.join('\n'))}</pre>` : '';
+  return `<h3>Render</h3><p id="out-render-summary" class="${render.failure ? 'msg' : ''}">${escapeHtml(text)}</p>${log}`;
 }
 
 function showProblems(list, host) {

@@ -216,6 +216,10 @@ try {
     assert(added.includes('us-east1'), 'the region is injected');
     const injected = await page.textContent('#out-injection');
     assert(injected.includes('us-east1-endpoints'), 'the injected ConfigMap is listed');
+    // Rendered after mutating: the prepended set-namespace ran in the browser.
+    assert(added.includes('namespace: team-a'), 'the resources are rendered into the namespace');
+    const summary = await page.textContent('#out-render-summary');
+    assert(/Successfully executed \d+ function\(s\)/.test(summary), `render summary: ${summary}`);
     await page.screenshot({ path: join(outDir, 'variant.png') });
   });
 
