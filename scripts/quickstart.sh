@@ -20,4 +20,7 @@ echo "== porch-variants local $demo   (again: a fixed point, nothing to do)"
 target/release/porch-variants local "$demo"
 echo "== porch-variants rpkg --dir $demo list --repo team-a"
 target/release/porch-variants rpkg --dir "$demo" list --repo team-a
+draft=$(git --git-dir "$demo/repos/team-a" for-each-ref --format='%(refname:short)' refs/heads/drafts/web/ | head -1)
+echo "== the team-a draft ($draft), rendered: web/deployment.yaml has namespace team-a and the blueprint's labels"
+git --git-dir "$demo/repos/team-a" show "$draft:web/deployment.yaml" | head -14
 echo "Status of every variant: $demo/.porch-variants/status/; repositories: $demo/repos/"
