@@ -12,13 +12,12 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 #[path = "common/go_node.rs"]
 mod go_node;
-use go_node::{fixtures, has, run_node};
+use go_node::{fixtures, go_fixture, run_node};
 
 use porch_variants::runtime::{
     ClockMode, FunctionDirectory, GoWasmModule, GoWasmRuntime, Limits, WasmFnError,
@@ -31,48 +30,8 @@ fn root() -> PathBuf {
         .to_path_buf()
 }
 
-fn work_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gojs-runtime");
-    std::fs::create_dir_all(&dir).expect("work dir");
-    dir
-}
-
 fn input() -> String {
     std::fs::read_to_string(fixtures().join("go-krm-fn/input.yaml")).expect("input.yaml")
-}
-
-/// The fixture module, built once; `None` (with a message) without `go`.
-fn go_fixture() -> Option<&'static Path> {
-    static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            if !has("go") {
-                eprintln!(
-                    "SKIPPED: `go` is not installed (apt-get install golang-go, or scripts/setup.sh --go): the Go fixture cannot be built"
-                );
-                return None;
-            }
-            let out = work_dir().join("go-krm-fn.wasm");
-            let mut cmd = Command::new("go");
-            cmd.args(["build", "-o"])
-                .arg(&out)
-                .arg(".")
-                .current_dir(fixtures().join("go-krm-fn"))
-                .env("GOOS", "js")
-                .env("GOARCH", "wasm")
-                .env("GOTOOLCHAIN", "local")
-                .env("GOFLAGS", "-mod=mod");
-            if std::env::var_os("GOCACHE").is_none() && std::env::var_os("HOME").is_none() {
-                cmd.env("GOCACHE", work_dir().join("go-cache"));
-            }
-            if std::env::var_os("GOPATH").is_none() && std::env::var_os("HOME").is_none() {
-                cmd.env("GOPATH", work_dir().join("go-path"));
-            }
-            let status = cmd.status().expect("go build runs");
-            assert!(status.success(), "go build of the fixture failed");
-            Some(out)
-        })
-        .as_deref()
 }
 
 #[test]

@@ -1,8 +1,12 @@
 //! Go and node on this machine: what the Go js/wasm runtime's tests and
 //! benchmark compare against (Go's own `wasm_exec.js` under node).
 
+// Each test and bench that includes this module uses part of it.
+#![allow(dead_code)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 /// Whether `tool` runs (`go version`, `node --version`).
 pub fn has(tool: &str) -> bool {
@@ -66,4 +70,45 @@ pub fn run_node(module: &Path, input: &str) -> Option<(String, String)> {
         std::fs::read_to_string(&output_path).expect("node output"),
         stderr,
     ))
+}
+
+/// A scratch directory for the Go builds of the tests.
+pub fn work_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gojs-runtime");
+    std::fs::create_dir_all(&dir).expect("work dir");
+    dir
+}
+
+/// The fixture module, built once; `None` (with a message) without `go`.
+pub fn go_fixture() -> Option<&'static Path> {
+    static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            if !has("go") {
+                eprintln!(
+                    "SKIPPED: `go` is not installed (apt-get install golang-go, or scripts/setup.sh --go): the Go fixture cannot be built"
+                );
+                return None;
+            }
+            let out = work_dir().join("go-krm-fn.wasm");
+            let mut cmd = Command::new("go");
+            cmd.args(["build", "-o"])
+                .arg(&out)
+                .arg(".")
+                .current_dir(fixtures().join("go-krm-fn"))
+                .env("GOOS", "js")
+                .env("GOARCH", "wasm")
+                .env("GOTOOLCHAIN", "local")
+                .env("GOFLAGS", "-mod=mod");
+            if std::env::var_os("GOCACHE").is_none() && std::env::var_os("HOME").is_none() {
+                cmd.env("GOCACHE", work_dir().join("go-cache"));
+            }
+            if std::env::var_os("GOPATH").is_none() && std::env::var_os("HOME").is_none() {
+                cmd.env("GOPATH", work_dir().join("go-path"));
+            }
+            let status = cmd.status().expect("go build runs");
+            assert!(status.success(), "go build of the fixture failed");
+            Some(out)
+        })
+        .as_deref()
 }

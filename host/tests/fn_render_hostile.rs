@@ -1,0 +1,148 @@
+//! Hostile functions through `porch-variants fn render`: a wasm function
+//! that never returns, one that allocates 4 GiB, one that returns 100 MiB,
+//! and an exec function that never exits. Each is stopped within its limit
+//! with a clear error naming it, the package is left as it was, and the
+//! next render of the same package (with a working pipeline) succeeds.
+//!
+//! The wasm cases need `go` to build the fixture (`fixtures/go-krm-fn`);
+//! without it they say so and pass.
+
+#[path = "common/go_node.rs"]
+mod go_node;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const DEPLOYMENT: &str =
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n";
+
+fn kptfile(mutator: &str) -> String {
+    format!("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeline:\n  mutators:\n{mutator}")
+}
+
+const WORKING: &str = "  - image: set-namespace:v0.4\n    configMap:\n      namespace: safe\n";
+
+/// A package whose ConfigMap carries `hostile: <what>` (the fixture's
+/// switch) and whose pipeline runs `mutator`.
+fn package(dir: &Path, mutator: &str, hostile: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("Kptfile"), kptfile(mutator)).unwrap();
+    std::fs::write(dir.join("deployment.yaml"), DEPLOYMENT).unwrap();
+    std::fs::write(
+        dir.join("switch.yaml"),
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: switch\ndata:\n  hostile: {hostile}\n"),
+    )
+    .unwrap();
+}
+
+struct Rendered {
+    code: i32,
+    stderr: String,
+    took: Duration,
+}
+
+fn render(dir: &Path, args: &[&str]) -> Rendered {
+    let started = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_porch-variants"))
+        .args(["fn", "render"])
+        .args(args)
+        .arg(dir)
+        .output()
+        .expect("the binary runs");
+    Rendered {
+        code: out.status.code().unwrap_or(-1),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        took: started.elapsed(),
+    }
+}
+
+/// Renders the hostile package, checks the failure, then renders the same
+/// package with a working pipeline.
+fn check(dir: &Path, args: &[&str], within: Duration, expect: &[&str]) {
+    let before = std::fs::read_to_string(dir.join("deployment.yaml")).unwrap();
+    let r = render(dir, args);
+    assert_ne!(r.code, 0, "the hostile render failed: {}", r.stderr);
+    assert!(
+        r.took < within,
+        "stopped after {:?} (limit {within:?})",
+        r.took
+    );
+    for e in expect {
+        assert!(r.stderr.contains(e), "{e:?} missing from: {}", r.stderr);
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.join("deployment.yaml")).unwrap(),
+        before,
+        "a failed render left the resources as they were"
+    );
+    std::fs::write(dir.join("Kptfile"), kptfile(WORKING)).unwrap();
+    let next = render(dir, args);
+    assert_eq!(next.code, 0, "the next render works: {}", next.stderr);
+    assert!(std::fs::read_to_string(dir.join("deployment.yaml"))
+        .unwrap()
+        .contains("namespace: safe"));
+}
+
+#[test]
+fn an_exec_function_that_never_exits_is_stopped_at_its_timeout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("pkg");
+    package(&dir, "  - exec: sleep 1000\n", "none");
+    check(
+        &dir,
+        &["--allow-exec", "--exec-timeout", "2"],
+        Duration::from_secs(20),
+        &["sleep 1000", "did not finish within 2s"],
+    );
+}
+
+/// The fixture as the wasm function `example.com/hostile:v1` in a function
+/// directory; `None` without `go`.
+fn fn_dir(tmp: &Path) -> Option<std::path::PathBuf> {
+    let module = go_node::go_fixture()?;
+    let dir = tmp.join("functions");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(module, dir.join("hostile.wasm")).unwrap();
+    Some(dir)
+}
+
+const HOSTILE: &str = "  - image: example.com/hostile:v1\n";
+
+fn wasm_case(hostile: &str, within: Duration, expect: &[&str]) {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(functions) = fn_dir(tmp.path()) else {
+        return;
+    };
+    let dir = tmp.path().join("pkg");
+    package(&dir, HOSTILE, hostile);
+    let functions = functions.display().to_string();
+    check(&dir, &["--fn-dir", &functions], within, expect);
+}
+
+#[test]
+fn a_wasm_function_that_never_returns_is_stopped() {
+    wasm_case(
+        "loop",
+        Duration::from_secs(90),
+        &["example.com/hostile:v1", "and was stopped"],
+    );
+}
+
+#[test]
+fn a_wasm_function_that_allocates_4_gib_is_stopped_at_the_memory_limit() {
+    wasm_case(
+        "alloc",
+        Duration::from_secs(30),
+        &["example.com/hostile:v1", "linear memory"],
+    );
+}
+
+#[test]
+fn a_wasm_function_that_returns_100_mib_is_stopped_at_the_output_limit() {
+    wasm_case(
+        "output",
+        Duration::from_secs(30),
+        &["example.com/hostile:v1", "more than the limit"],
+    );
+}
