@@ -15,26 +15,7 @@ use pv_core::render::{render, BuiltinsOnly, RenderOptions};
 use pv_core::yaml;
 
 mod support;
-use support::package;
-
-const KPTFILE: &str = r#"apiVersion: kpt.dev/v1
-kind: Kptfile
-metadata:
-  name: fleet
-  annotations:
-    config.kubernetes.io/local-config: "true"
-info:
-  description: A generated fleet package
-pipeline:
-  mutators:
-    - image: ghcr.io/kptdev/krm-functions-catalog/set-namespace:v0.4
-      configMap:
-        namespace: east
-    - image: ghcr.io/kptdev/krm-functions-catalog/set-labels:v0.2
-      configMap:
-        app: fleet
-        tier: web
-"#;
+use support::{package, RENDER_KPTFILE};
 
 /// Parses and writes every file once: the floor of any edit of the package.
 fn parse_emit(files: &BTreeMap<String, String>) -> usize {
@@ -58,7 +39,7 @@ fn once(f: &mut impl FnMut()) -> Duration {
 
 fn bench(c: &mut Criterion) {
     let mut files = package();
-    files.insert("Kptfile".into(), KPTFILE.into());
+    files.insert("Kptfile".into(), RENDER_KPTFILE.into());
     let bytes: usize = files.values().map(String::len).sum();
 
     // The render does what it says: every Deployment gets the namespace and

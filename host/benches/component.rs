@@ -185,7 +185,7 @@ fn package_render_input(
         .collect();
     files.push(File {
         path: "Kptfile".into(),
-        content: RENDER_KPTFILE.into(),
+        content: common::RENDER_KPTFILE.into(),
     });
     PackageRenderInput {
         files,
@@ -198,22 +198,6 @@ fn package_render_input(
     }
 }
 
-const RENDER_KPTFILE: &str = r#"apiVersion: kpt.dev/v1
-kind: Kptfile
-metadata:
-  name: fleet
-  annotations:
-    config.kubernetes.io/local-config: "true"
-pipeline:
-  mutators:
-    - image: ghcr.io/kptdev/krm-functions-catalog/set-namespace:v0.4
-      configMap:
-        namespace: east
-    - image: ghcr.io/kptdev/krm-functions-catalog/set-labels:v0.2
-      configMap:
-        app: fleet
-        tier: web
-"#;
 
 fn bench(c: &mut Criterion) {
     let component = CoreComponent::new().expect("component loads");

@@ -101,6 +101,27 @@ pipeline:
     - image: ghcr.io/kptdev/krm-functions-catalog/kubeval:v0.3
 "#;
 
+/// A Kptfile for [`package`] whose pipeline runs two builtins,
+/// set-namespace and set-labels: the render benchmarks' pipeline.
+pub const RENDER_KPTFILE: &str = r#"apiVersion: kpt.dev/v1
+kind: Kptfile
+metadata:
+  name: fleet
+  annotations:
+    config.kubernetes.io/local-config: "true"
+info:
+  description: A generated fleet package
+pipeline:
+  mutators:
+    - image: ghcr.io/kptdev/krm-functions-catalog/set-namespace:v0.4
+      configMap:
+        namespace: east
+    - image: ghcr.io/kptdev/krm-functions-catalog/set-labels:v0.2
+      configMap:
+        app: fleet
+        tier: web
+"#;
+
 pub const PACKAGE_CONTEXT: &str = r#"apiVersion: v1
 kind: ConfigMap
 metadata:
