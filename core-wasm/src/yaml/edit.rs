@@ -51,9 +51,12 @@ impl Node {
         if self.kind != Kind::Mapping {
             return None;
         }
-        (0..self.content.len())
-            .step_by(2)
-            .find(|&i| self.content[i].as_str() == Some(key))
+        // The text first: most keys differ in it (and in length), which is
+        // cheaper to see than the tag.
+        (0..self.content.len()).step_by(2).find(|&i| {
+            let k = &self.content[i];
+            k.value == key && k.as_str().is_some()
+        })
     }
 
     /// The keys of a mapping, in order.
