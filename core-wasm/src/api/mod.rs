@@ -1,5 +1,6 @@
-//! Typed API objects: Porch's PackageVariant, PackageRevision and
-//! PackageRevisionResources, the Kptfile, and KRM function ResourceLists.
+//! Typed API objects: Porch's PackageVariant, PackageRevision (v1alpha1
+//! and v1alpha2), PackageRevisionResources and Repository, the Kptfile, and
+//! KRM function ResourceLists.
 //!
 //! Field names, optionality and JSON shapes follow the upstream Go types, so
 //! that objects read from a cluster or a file round-trip unchanged. Maps are
@@ -9,6 +10,7 @@ pub mod kptfile;
 pub mod meta;
 pub mod package_revision;
 pub mod package_variant;
+pub mod repository;
 pub mod resource_list;
 
 pub use kptfile::{Function, Kptfile, Pipeline, Selector};

@@ -122,6 +122,7 @@ pub struct NameRef {
 #[serde(rename_all = "camelCase")]
 pub struct ReadinessGate {
     /// Condition type that must be True.
+    #[serde(default)]
     pub condition_type: String,
 }
 
@@ -355,13 +356,18 @@ pub struct RenderStatus {
     pub error: String,
 }
 
-/// The `porch.kpt.dev/v1alpha2` PackageRevision CRD (not used by the
-/// variant controllers yet; typed for the store and the CRD drift check).
+/// The `porch.kpt.dev/v1alpha2` PackageRevision CRD, where the object is
+/// the intent (lifecycle, how the package is made) and Git the content.
+/// Fields, optionality and required fields follow upstream's
+/// `api/porch/v1alpha2` types (the CRD drift test compares them).
 pub mod v1alpha2 {
     use serde::{Deserialize, Serialize};
 
-    use super::{Lifecycle, Locator, NameRef, PackageMetadata, ReadinessGate};
+    use super::{Lifecycle, Locator, PackageCondition, PackageMetadata, ReadinessGate};
     use crate::api::meta::{Condition, ObjectMeta};
+
+    /// API version of the kind.
+    pub const API_VERSION: &str = "porch.kpt.dev/v1alpha2";
 
     /// A PackageRevision `porch.kpt.dev/v1alpha2`.
     #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -390,46 +396,115 @@ pub mod v1alpha2 {
     #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     #[serde(rename_all = "camelCase")]
     pub struct Spec {
-        /// Package name.
+        /// Package path in the repository (may contain `/`).
         #[serde(default)]
         pub package_name: String,
-        /// Repository.
+        /// The Repository (same namespace).
         #[serde(default)]
         pub repository: String,
-        /// Workspace.
+        /// The revision's workspace, unique per package.
         #[serde(default)]
         pub workspace_name: String,
-        /// Lifecycle.
+        /// Desired lifecycle (client-owned; empty: nothing to do).
         #[serde(default)]
         pub lifecycle: Lifecycle,
-        /// Where the content comes from (exactly one field set).
+        /// How the package is created (exactly one field set); none for
+        /// packages discovered in Git.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub source: Option<Source>,
-        /// Readiness gates.
+        /// Conditions that must be True before the package is ready.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         pub readiness_gates: Vec<ReadinessGate>,
-        /// Kptfile metadata.
+        /// The Kptfile's own labels and annotations.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub package_metadata: Option<PackageMetadata>,
     }
 
-    /// `spec.source`.
+    /// `spec.source`: exactly one field set.
     #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
     #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     #[serde(rename_all = "camelCase")]
     pub struct Source {
-        /// A new package.
+        /// A new package (kpt's initializer).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub init: Option<serde_json::Value>,
-        /// Clone of an upstream.
+        pub init: Option<Init>,
+        /// The first copy from an upstream.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub clone_from: Option<serde_json::Value>,
-        /// Copy of another revision.
+        pub clone_from: Option<CloneFrom>,
+        /// A new revision from a published revision of the same package.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub copy_from: Option<NameRef>,
-        /// Upgrade of a revision.
+        pub copy_from: Option<PackageRevisionRef>,
+        /// A three-way merge of a new upstream into a local package.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub upgrade: Option<Upgrade>,
+    }
+
+    /// `spec.source.init`.
+    #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+    #[serde(rename_all = "camelCase")]
+    pub struct Init {
+        /// A subpackage directory to initialise instead of the package.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        pub subpackage: String,
+        /// The package's description.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        pub description: String,
+        /// Keywords.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub keywords: Vec<String>,
+        /// Site of the package.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        pub site: String,
+    }
+
+    /// `spec.source.cloneFrom`: a registered revision (`upstreamRef`,
+    /// which wins when both are set) or a raw Git location.
+    #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+    #[serde(rename_all = "camelCase")]
+    pub struct CloneFrom {
+        /// `git` (not read by the controller).
+        #[serde(rename = "type", default, skip_serializing_if = "String::is_empty")]
+        pub type_: String,
+        /// A Git location.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub git: Option<GitSource>,
+        /// A PackageRevision of the same namespace.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub upstream_ref: Option<PackageRevisionRef>,
+    }
+
+    /// `cloneFrom.git`.
+    #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+    #[serde(rename_all = "camelCase")]
+    pub struct GitSource {
+        /// Repository address.
+        pub repo: String,
+        /// Branch, tag or commit.
+        pub r#ref: String,
+        /// Directory of the package in the repository.
+        pub directory: String,
+        /// Secret with the credentials.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub secret_ref: Option<SecretRef>,
+    }
+
+    /// A Secret of the same namespace.
+    #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+    pub struct SecretRef {
+        /// The Secret's name.
+        pub name: String,
+    }
+
+    /// A PackageRevision of the same namespace, by name.
+    #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+    pub struct PackageRevisionRef {
+        /// The object name (`<repo>.<package>.<workspace>`).
+        pub name: String,
     }
 
     /// `spec.source.upgrade`.
@@ -437,16 +512,17 @@ pub mod v1alpha2 {
     #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     #[serde(rename_all = "camelCase")]
     pub struct Upgrade {
-        /// Old upstream.
+        /// The upstream revision the local package was made from.
         #[serde(default)]
-        pub old_upstream: NameRef,
-        /// New upstream.
+        pub old_upstream: PackageRevisionRef,
+        /// The upstream revision to upgrade to.
         #[serde(default)]
-        pub new_upstream: NameRef,
-        /// The local revision.
+        pub new_upstream: PackageRevisionRef,
+        /// The local revision with its changes.
         #[serde(default)]
-        pub current_package: NameRef,
-        /// Merge strategy.
+        pub current_package: PackageRevisionRef,
+        /// `resource-merge` (the default when empty), `fast-forward`,
+        /// `force-delete-replace` or `copy-merge`.
         #[serde(default, skip_serializing_if = "String::is_empty")]
         pub strategy: String,
     }
@@ -456,34 +532,41 @@ pub mod v1alpha2 {
     #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     #[serde(rename_all = "camelCase")]
     pub struct Status {
-        /// Generation observed.
+        /// `metadata.generation` seen by the last status write.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub observed_generation: Option<i64>,
-        /// Revision number (moved from spec).
+        /// Published revision number (0 for drafts, -1 for placeholders).
         #[serde(default)]
         pub revision: i64,
-        /// Upstream lock.
+        /// The Kptfile's upstream lock.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub upstream_lock: Option<Locator>,
-        /// Self lock.
+        /// Where the package itself lives in Git.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub self_lock: Option<Locator>,
-        /// Publisher.
+        /// Author of the publish commit.
         #[serde(default, skip_serializing_if = "String::is_empty")]
         pub published_by: String,
-        /// Publish time.
+        /// Time of the publish commit (RFC 3339).
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "schema", schemars(extend("format" = "date-time")))]
         pub published_at: Option<String>,
-        /// Deployment package.
+        /// Copy of the Repository's `spec.deployment`.
         #[serde(default)]
         pub deployment: bool,
-        /// How it was created.
+        /// The last render-request value whose render finished.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        pub observed_prr_resource_version: String,
+        /// The render-request value being rendered now.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        pub rendering_prr_resource_version: String,
+        /// `init`, `clone`, `copy` or `upgrade` once the source ran.
         #[serde(default, skip_serializing_if = "String::is_empty")]
         pub creation_source: String,
-        /// Kptfile conditions.
+        /// The Kptfile's `status.conditions`.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        pub package_conditions: Vec<super::PackageCondition>,
-        /// Ready / Rendered.
+        pub package_conditions: Vec<PackageCondition>,
+        /// `Ready` and `Rendered`.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         pub conditions: Vec<Condition>,
     }

@@ -1,5 +1,7 @@
-//! Structural comparison of two CRD schemas: the same field names, types,
-//! required fields, list and map types, enums and free-form fields, at
+//! Structural comparison of two CRDs: names (short names included),
+//! versions with their printer columns and selectable fields, and in each
+//! schema the same field names, types, required fields, list and map
+//! types, enums, free-form fields, defaults and CEL validation rules, at
 //! every path. Descriptions, lengths, patterns and formats are not
 //! compared.
 
@@ -19,6 +21,8 @@ const COMPARED: &[&str] = &[
     "x-kubernetes-map-type",
     "x-kubernetes-preserve-unknown-fields",
     "x-kubernetes-int-or-string",
+    "x-kubernetes-validations",
+    "default",
 ];
 
 fn normalized(key: &str, v: Option<&Value>) -> Option<Value> {
@@ -117,7 +121,13 @@ pub fn compare_crds(ours: &Value, theirs: &Value) -> Vec<String> {
         let Some(b) = vb.iter().find(|b| b["name"] == a["name"]) else {
             continue;
         };
-        for key in ["served", "storage", "subresources"] {
+        for key in [
+            "served",
+            "storage",
+            "subresources",
+            "additionalPrinterColumns",
+            "selectableFields",
+        ] {
             if a[key] != b[key] {
                 out.push(format!("{name}:{key}: ours {} upstream {}", a[key], b[key]));
             }

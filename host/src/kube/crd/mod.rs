@@ -1,7 +1,10 @@
 //! The CustomResourceDefinitions of PackageVariant
 //! (`config.porch.kpt.dev/v1alpha1`) and PackageVariantSet
 //! (`config.porch.kpt.dev/v1alpha2` served and stored, `v1alpha1` kept
-//! unserved as upstream does), generated from the Rust types.
+//! unserved as upstream does), and of the PackageRevision controller's
+//! kinds (`porch.kpt.dev/v1alpha2` PackageRevision,
+//! `config.porch.kpt.dev/v1alpha1` Repository), generated from the Rust
+//! types.
 //!
 //! The schemas come from the types' `schemars::JsonSchema` derives
 //! (openapi3 settings, subschemas inlined), rewritten to Kubernetes'
@@ -302,6 +305,65 @@ pub const MARKERS: &[Marker] = &[
         keys: condition_schema,
         replace: false,
     },
+    // PackageRevision v1alpha2: the lifecycle enum has no empty value in
+    // the API (ours reads "" as unset), the source's one-of rule, the
+    // enums kept as strings in the types, and the conditions list map.
+    Marker {
+        path: "PackageRevision:spec.lifecycle",
+        keys: || json!({"enum": ["Draft", "Proposed", "Published", "DeletionProposed"], "type": "string"}),
+        replace: true,
+    },
+    Marker {
+        path: "PackageRevision:spec.source",
+        keys: || {
+            json!({"x-kubernetes-validations": [{
+                "message": "exactly one of init, cloneFrom, copyFrom, or upgrade must be set",
+                "rule": "[has(self.init), has(self.cloneFrom), has(self.copyFrom), has(self.upgrade)].filter(x, x).size() == 1"
+            }]})
+        },
+        replace: false,
+    },
+    Marker {
+        path: "PackageRevision:spec.source.cloneFrom.type",
+        keys: || json!({"enum": ["git"]}),
+        replace: false,
+    },
+    Marker {
+        path: "PackageRevision:spec.source.upgrade.strategy",
+        keys: || json!({"enum": ["resource-merge", "fast-forward", "force-delete-replace", "copy-merge"]}),
+        replace: false,
+    },
+    Marker {
+        path: "PackageRevision:status.conditions",
+        keys: || json!({"x-kubernetes-list-map-keys": ["type"], "x-kubernetes-list-type": "map"}),
+        replace: false,
+    },
+    Marker {
+        path: "PackageRevision:status.conditions[]",
+        keys: condition_schema,
+        replace: false,
+    },
+    // Repository: defaults and the deprecated `content` rule.
+    Marker {
+        path: "Repository:spec.content",
+        keys: || {
+            json!({"default": "Package", "x-kubernetes-validations": [{
+                "message": "The 'content' field is deprecated, its only valid value is 'Package'",
+                "rule": "self == '' || self == 'Package'"
+            }]})
+        },
+        replace: false,
+    },
+    Marker {
+        path: "Repository:spec.git.branch",
+        keys: || json!({"default": "main", "minLength": 1}),
+        replace: false,
+    },
+    Marker {
+        path: "Repository:status.conditions[]",
+        keys: condition_schema,
+        replace: false,
+    },
 ];
 
 /// The schema node at `path` (`a.b[].c`), if any.
@@ -378,22 +440,176 @@ fn version(name: &str, served: bool, storage: bool, schema: Value) -> Value {
 }
 
 fn crd(kind: &str, plural: &str, versions: Vec<Value>) -> Value {
+    crd_in(GROUP, kind, plural, &[], versions)
+}
+
+fn crd_in(
+    group: &str,
+    kind: &str,
+    plural: &str,
+    short_names: &[&str],
+    versions: Vec<Value>,
+) -> Value {
     let mut names = Map::new();
     names.insert("kind".into(), json!(kind));
     names.insert("listKind".into(), json!(format!("{kind}List")));
     names.insert("plural".into(), json!(plural));
+    if !short_names.is_empty() {
+        names.insert("shortNames".into(), json!(short_names));
+    }
     names.insert("singular".into(), json!(kind.to_lowercase()));
     json!({
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
-        "metadata": {"name": format!("{plural}.{GROUP}")},
+        "metadata": {"name": format!("{plural}.{group}")},
         "spec": {
-            "group": GROUP,
+            "group": group,
             "names": names,
             "scope": "Namespaced",
             "versions": versions,
         }
     })
+}
+
+/// A printer column: `(name, type, jsonPath)`.
+type Column = (&'static str, &'static str, &'static str);
+
+/// `version` with kubectl's printer columns and the fields a field
+/// selector may name, in controller-gen's key order.
+fn version_with(name: &str, schema: Value, columns: &[Column], selectable: &[&str]) -> Value {
+    let mut v = Map::new();
+    v.insert(
+        "additionalPrinterColumns".into(),
+        columns
+            .iter()
+            .map(|(n, t, p)| json!({"jsonPath": p, "name": n, "type": t}))
+            .collect(),
+    );
+    v.insert("name".into(), json!(name));
+    v.insert("schema".into(), json!({"openAPIV3Schema": schema}));
+    if !selectable.is_empty() {
+        v.insert(
+            "selectableFields".into(),
+            selectable.iter().map(|p| json!({"jsonPath": p})).collect(),
+        );
+    }
+    v.insert("served".into(), json!(true));
+    v.insert("storage".into(), json!(true));
+    v.insert("subresources".into(), json!({"status": {}}));
+    Value::Object(v)
+}
+
+/// The group of the v1alpha2 PackageRevision.
+pub const PORCH_GROUP: &str = "porch.kpt.dev";
+/// Name of the v1alpha2 PackageRevision CRD.
+pub const PACKAGE_REVISION_CRD: &str = "packagerevisions.porch.kpt.dev";
+/// Name of the Repository CRD.
+pub const REPOSITORY_CRD: &str = "repositories.config.porch.kpt.dev";
+
+/// The `porch.kpt.dev/v1alpha2` PackageRevision CRD (short name `rpkg`).
+pub fn package_revision_crd() -> Value {
+    use pv_core::api::package_revision::v1alpha2::{Spec, Status};
+    let schema = object_schema(
+        "PackageRevision",
+        "PackageRevision represents a package revision: the object is the intent, Git the content.",
+        schema_of::<Spec>(),
+        schema_of::<Status>(),
+    );
+    let columns: &[Column] = &[
+        ("Package", "string", ".spec.packageName"),
+        ("WorkspaceName", "string", ".spec.workspaceName"),
+        ("Revision", "string", ".status.revision"),
+        (
+            "Latest",
+            "string",
+            ".metadata.labels['porch.kpt.dev/latest-revision']",
+        ),
+        ("Lifecycle", "string", ".spec.lifecycle"),
+        ("Repository", "string", ".spec.repository"),
+        ("Age", "date", ".metadata.creationTimestamp"),
+    ];
+    let selectable = [
+        ".spec.lifecycle",
+        ".spec.repository",
+        ".spec.packageName",
+        ".spec.workspaceName",
+        ".status.revision",
+    ];
+    crd_in(
+        PORCH_GROUP,
+        "PackageRevision",
+        "packagerevisions",
+        &["rpkg"],
+        vec![version_with("v1alpha2", schema, columns, &selectable)],
+    )
+}
+
+/// The rules upstream puts on a whole Repository: its name, and the fields
+/// that may not change.
+fn repository_rules() -> Value {
+    let rule = |message: &str, rule: &str| json!({"message": message, "rule": rule});
+    let immutable = |field: &str, parent: &str, leaf: &str| {
+        rule(
+            &format!("spec.{field} is immutable"),
+            &format!(
+                "!has(oldSelf.spec.{parent}) || !has(oldSelf.spec.{parent}.{leaf}) || self.spec.{parent}.{leaf} == oldSelf.spec.{parent}.{leaf}"
+            ),
+        )
+    };
+    json!([
+        rule(
+            "metadata.name must conform to the RFC1123 DNS label standard",
+            "self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')"
+        ),
+        rule(
+            "metadata.name must be no more than 63 characters",
+            "size(self.metadata.name) <= 63"
+        ),
+        rule(
+            "spec.type is immutable",
+            "!has(oldSelf.spec.type) || self.spec.type == oldSelf.spec.type"
+        ),
+        immutable("git.repo", "git", "repo"),
+        immutable("git.branch", "git", "branch"),
+        immutable("git.directory", "git", "directory"),
+        immutable("oci.registry", "oci", "registry"),
+    ])
+}
+
+/// The `config.porch.kpt.dev/v1alpha1` Repository CRD (short name
+/// `repo`).
+pub fn repository_crd() -> Value {
+    use pv_core::api::repository::{RepositorySpec, RepositoryStatus};
+    let mut schema = object_schema(
+        "Repository",
+        "Repository represents a repository of packages.",
+        schema_of::<RepositorySpec>(),
+        schema_of::<RepositoryStatus>(),
+    );
+    if let Value::Object(root) = &mut schema {
+        root.insert("x-kubernetes-validations".into(), repository_rules());
+    }
+    let columns: &[Column] = &[
+        ("Type", "string", ".spec.type"),
+        ("Content", "string", ".spec.content"),
+        ("Sync schedule", "string", ".spec.sync.schedule"),
+        ("Deployment", "boolean", ".spec.deployment"),
+        (
+            "Ready",
+            "string",
+            ".status.conditions[?(@.type=='Ready')].status",
+        ),
+        ("Address", "string", ".spec['git','oci']['repo','registry']"),
+        ("Branch", "string", ".spec.git.branch"),
+        ("Age", "date", ".metadata.creationTimestamp"),
+    ];
+    crd_in(
+        GROUP,
+        "Repository",
+        "repositories",
+        &["repo"],
+        vec![version_with("v1alpha1", schema, columns, &[])],
+    )
 }
 
 /// The PackageVariant CRD.
@@ -447,6 +663,20 @@ pub fn all() -> Vec<(&'static str, Value)> {
             "config.porch.kpt.dev_packagevariantsets.yaml",
             package_variant_set_crd(),
         ),
+    ]
+}
+
+/// The CRDs of the PackageRevision controller, with their file names
+/// under `deploy/crds/`: the v1alpha2 PackageRevision and the Repository
+/// (which a cluster with Porch already has). They are not in `deploy/`'s
+/// kustomization, and not in [`all`].
+pub fn package_revision_crds() -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "porch.kpt.dev_packagerevisions.yaml",
+            package_revision_crd(),
+        ),
+        ("config.porch.kpt.dev_repositories.yaml", repository_crd()),
     ]
 }
 
