@@ -198,7 +198,6 @@ fn package_render_input(
     }
 }
 
-
 fn bench(c: &mut Criterion) {
     let component = CoreComponent::new().expect("component loads");
     let mutation = common::mutation_input();
