@@ -13,6 +13,14 @@
 //!
 //! `PORCH_VARIANTS_COMPONENT=<file.wasm>` skips steps 1–3 and embeds that
 //! component instead (e.g. one built elsewhere).
+//!
+//! It also builds the catalog's starlark function as a Go js/wasm module
+//! (`cargo build -p porch-variants-kpt-wasm --features starlark`, same
+//! target directory and profile, 512 MiB arena) into
+//! `$OUT_DIR/starlark.wasm`, which `src/fn_render/starlark.rs` embeds. It is
+//! a separate module because the interpreter turns on serde_json's
+//! `arbitrary_precision`, which must not reach the component's build.
+//! `PORCH_VARIANTS_STARLARK_WASM=<file.wasm>` embeds that module instead.
 //! `PORCH_VARIANTS_WASM_OPT=<wasm-opt>` (binaryen, e.g. from npm's
 //! `binaryen` package) optimises the core module (`-O3`) before step 2;
 //! optional, and off unless set.
@@ -29,6 +37,11 @@ const GUEST_TARGET: &str = "wasm32-unknown-unknown";
 const GUEST_PROFILE: &str = "wasm";
 const GUEST_ARTIFACT: &str = "pv_component";
 const OUTPUT: &str = "porch-variants.wasm";
+/// The starlark function's package, artifact, output and arena size.
+const STARLARK_PACKAGE: &str = "porch-variants-kpt-wasm";
+const STARLARK_ARTIFACT: &str = "porch_variants_kpt_wasm";
+const STARLARK_OUTPUT: &str = "starlark.wasm";
+const STARLARK_ARENA_MIB: &str = "512";
 /// The guest's code generation flags (`\x1f`-separated, as cargo encodes
 /// them): WebAssembly SIMD, which wasmtime, node and every current browser
 /// run.
@@ -45,17 +58,6 @@ fn main() {
 
 fn run() -> Result<()> {
     let out_dir = PathBuf::from(env::var("OUT_DIR")?);
-    let output = out_dir.join(OUTPUT);
-    println!("cargo::rerun-if-env-changed=PORCH_VARIANTS_COMPONENT");
-    if let Some(prebuilt) = env::var_os("PORCH_VARIANTS_COMPONENT") {
-        let prebuilt = PathBuf::from(prebuilt);
-        println!("cargo::rerun-if-changed={}", prebuilt.display());
-        std::fs::copy(&prebuilt, &output)
-            .map_err(|e| format!("copying {}: {e}", prebuilt.display()))?;
-        println!("cargo::rustc-env=PV_COMPONENT_MODULE_SIZE=0");
-        return Ok(());
-    }
-
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR")?);
     let workspace = manifest_dir
         .parent()
@@ -67,22 +69,66 @@ fn run() -> Result<()> {
         .nth(4)
         .ok_or("unexpected OUT_DIR layout")?
         .join("guest");
+    embed_component(&workspace, &target_dir, &out_dir)?;
+    embed_starlark(&workspace, &target_dir, &out_dir)
+}
+
+/// Builds (or copies) the starlark module into `$OUT_DIR/starlark.wasm`.
+fn embed_starlark(workspace: &Path, target_dir: &Path, out_dir: &Path) -> Result<()> {
+    let output = out_dir.join(STARLARK_OUTPUT);
+    if use_prebuilt("PORCH_VARIANTS_STARLARK_WASM", &output)? {
+        return Ok(());
+    }
+    check_target_installed()?;
+    // The wasm target's flags come from .cargo/config.toml.
+    cargo_build_wasm(
+        workspace,
+        target_dir,
+        &["--package", STARLARK_PACKAGE, "--features", "starlark"],
+        &[("PV_KPT_WASM_ARENA_MIB", STARLARK_ARENA_MIB)],
+        None,
+    )?;
+    let artifact_dir = target_dir.join(GUEST_TARGET).join(GUEST_PROFILE);
+    let module_path = artifact_dir.join(format!("{STARLARK_ARTIFACT}.wasm"));
+    let module = std::fs::read(&module_path)
+        .map_err(|e| format!("reading {}: {e}", module_path.display()))?;
+    // Names and producers are of no use at run time (a fifth of the size).
+    std::fs::write(&output, strip_module(&module)?)
+        .map_err(|e| format!("writing {}: {e}", output.display()))?;
+    for path in [
+        workspace.join(".cargo/config.toml"),
+        workspace.join("functions/kpt-wasm"),
+        workspace.join("functions/src"),
+        workspace.join("functions/Cargo.toml"),
+    ] {
+        println!("cargo::rerun-if-changed={}", path.display());
+    }
+    rerun_on_sources(
+        workspace,
+        &artifact_dir.join(format!("{STARLARK_ARTIFACT}.d")),
+    )
+}
+
+/// Builds (or copies) the guest component into `$OUT_DIR/porch-variants.wasm`.
+fn embed_component(workspace: &Path, target_dir: &Path, out_dir: &Path) -> Result<()> {
+    let output = out_dir.join(OUTPUT);
+    if use_prebuilt("PORCH_VARIANTS_COMPONENT", &output)? {
+        println!("cargo::rustc-env=PV_COMPONENT_MODULE_SIZE=0");
+        return Ok(());
+    }
 
     check_target_installed()?;
-    build_guest(&workspace, &target_dir)?;
+    build_guest(workspace, target_dir)?;
 
     let artifact_dir = target_dir.join(GUEST_TARGET).join(GUEST_PROFILE);
     let module_path = artifact_dir.join(format!("{GUEST_ARTIFACT}.wasm"));
     let module = std::fs::read(&module_path)
         .map_err(|e| format!("reading {}: {e}", module_path.display()))?;
-    rerun_on_sources(
-        &workspace,
-        &artifact_dir.join(format!("{GUEST_ARTIFACT}.d")),
-    )?;
+    rerun_on_sources(workspace, &artifact_dir.join(format!("{GUEST_ARTIFACT}.d")))?;
 
     println!("cargo::rerun-if-env-changed=PORCH_VARIANTS_WASM_OPT");
     let module = match env::var_os("PORCH_VARIANTS_WASM_OPT") {
-        Some(wasm_opt) => optimize(Path::new(&wasm_opt), &module_path, &out_dir)?,
+        Some(wasm_opt) => optimize(Path::new(&wasm_opt), &module_path, out_dir)?,
         None => module,
     };
     let stripped = strip_module(&module)?;
@@ -142,33 +188,68 @@ fn check_target_installed() -> Result<()> {
 
 /// Runs the nested cargo for the guest.
 fn build_guest(workspace: &Path, target_dir: &Path) -> Result<()> {
+    cargo_build_wasm(
+        workspace,
+        target_dir,
+        &["--package", GUEST_PACKAGE],
+        &[],
+        Some(GUEST_RUSTFLAGS),
+    )
+}
+
+/// When the environment variable `var` names a prebuilt module, copies it
+/// to `output` and returns true.
+fn use_prebuilt(var: &str, output: &Path) -> Result<bool> {
+    println!("cargo::rerun-if-env-changed={var}");
+    let Some(prebuilt) = env::var_os(var) else {
+        return Ok(false);
+    };
+    let prebuilt = PathBuf::from(prebuilt);
+    println!("cargo::rerun-if-changed={}", prebuilt.display());
+    std::fs::copy(&prebuilt, output).map_err(|e| format!("copying {}: {e}", prebuilt.display()))?;
+    Ok(true)
+}
+
+/// `cargo build <args> --target wasm32-unknown-unknown --profile wasm` in
+/// the guest target directory. The outer build's flags and wrappers are
+/// for the host: flags such as `-C target-cpu=native` do not apply to wasm,
+/// and clippy's wrapper would give the guest a second set of fingerprints.
+/// `rustflags` replaces the wasm target's flags; without it they come from
+/// `.cargo/config.toml`.
+fn cargo_build_wasm(
+    workspace: &Path,
+    target_dir: &Path,
+    args: &[&str],
+    envs: &[(&str, &str)],
+    rustflags: Option<&str>,
+) -> Result<()> {
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(&cargo);
     cmd.current_dir(workspace)
-        .args([
-            "build",
-            "--package",
-            GUEST_PACKAGE,
-            "--target",
-            GUEST_TARGET,
-        ])
-        .args(["--profile", GUEST_PROFILE])
+        .arg("build")
+        .args(args)
+        .args(["--target", GUEST_TARGET, "--profile", GUEST_PROFILE])
         .arg("--target-dir")
         .arg(target_dir)
-        // The outer build's flags and wrappers are for the host: flags
-        // such as `-C target-cpu=native` do not apply to wasm, and clippy's
-        // wrapper would give the guest a second set of fingerprints.
-        .env("CARGO_ENCODED_RUSTFLAGS", GUEST_RUSTFLAGS)
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .env_remove("RUSTFLAGS")
         .env_remove("RUSTC_WORKSPACE_WRAPPER")
         .env_remove("CARGO_TARGET_DIR")
         .env_remove("CARGO_BUILD_TARGET")
         .env_remove("CARGO_BUILD_RUSTFLAGS");
+    if let Some(flags) = rustflags {
+        cmd.env("CARGO_ENCODED_RUSTFLAGS", flags);
+    }
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
     let status = cmd.status().map_err(|e| format!("running {cargo}: {e}"))?;
     if !status.success() {
-        return Err(
-            format!("`cargo build -p {GUEST_PACKAGE} --target {GUEST_TARGET}` failed").into(),
-        );
+        return Err(format!(
+            "`cargo build {} --target {GUEST_TARGET}` failed",
+            args.join(" ")
+        )
+        .into());
     }
     Ok(())
 }

@@ -20,6 +20,10 @@ disk
 echo "== cargo test (libraries, binaries, tests, benchmarks run once, examples)"
 cargo test --workspace --all-targets --locked
 disk
+echo "== the starlark function (a feature of its own: the interpreter's serde_json features stay out of the workspace build)"
+cargo clippy -p porch-variants-kpt-wasm --features starlark --all-targets --locked -- -D warnings
+cargo test -p porch-variants-kpt-wasm --features starlark --locked
+disk
 echo "== doc tests"
 cargo test --workspace --doc --locked
 disk

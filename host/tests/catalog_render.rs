@@ -35,7 +35,10 @@ const NOT_RUN: &[(&str, &str)] = &[
         "starlark/example-configmap-as-functionconfig",
         "`kpt fn eval` through exec.sh",
     ),
-    ("starlark/openapi", "`kpt fn eval` through exec.sh"),
+    (
+        "starlark/openapi",
+        "`kpt fn eval` through exec.sh (and `ctx.open_api` is not provided)",
+    ),
     (
         "starlark/preserve-id-annotations",
         "pipes `kpt fn source` through docker in exec.sh",
@@ -43,7 +46,7 @@ const NOT_RUN: &[(&str, &str)] = &[
 ];
 
 /// Cases expected to fail, with the reason (docs/render.md lists them).
-const DEVIATIONS: &[(&str, &str)] = &[("starlark/", "the starlark builtin is not built yet")];
+const DEVIATIONS: &[(&str, &str)] = &[];
 
 fn catalog() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/conformance/krm-functions-catalog")
@@ -164,7 +167,9 @@ fn run_case(case: &Path, work: &Path) -> Result<(), String> {
     if without_empty(now_value) == without_empty(yaml_value(&original)) {
         std::fs::write(work.join("Kptfile"), &original).expect("restore Kptfile");
     }
-    let diff = normalise_patch(&git(work, &["diff"]));
+    // New files are part of the diff (kpt's runner stages before diffing).
+    git(work, &["add", "-A"]);
+    let diff = normalise_patch(&git(work, &["diff", "--cached"]));
     let want_diff = std::fs::read_to_string(case.join(".expected/diff.patch")).unwrap_or_default();
     if diff != normalise_patch(&want_diff) {
         problems.push(format!("git diff differs:\n{diff}"));

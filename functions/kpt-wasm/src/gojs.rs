@@ -42,7 +42,7 @@ use core::mem::MaybeUninit;
 use core::ptr;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::{Handler, ARENA_BYTES, FUNCTION};
+use crate::{Handler, Served, ARENA_BYTES, SERVED};
 
 // ---------------------------------------------------------------- arena --
 
@@ -299,9 +299,11 @@ fn load_string(v: Ref) -> String {
 
 // -------------------------------------------------------------- exports --
 
-static HANDLER: Handler = match FUNCTION {
-    Some(f) => Handler::new(f),
-    None => Handler::new(porch_variants_functions::Function::ApplyPackageVariant),
+static HANDLER: Handler = match SERVED {
+    Some(s) => Handler::serving(s),
+    None => Handler::serving(Served::Krm(
+        porch_variants_functions::Function::ApplyPackageVariant,
+    )),
 };
 
 /// `getsp()`: the frame address the host reads arguments from.
@@ -310,7 +312,7 @@ pub extern "C" fn getsp() -> i32 {
     sp()
 }
 
-/// `run(argc, argv)`: registers the two callbacks as JS globals, then
+/// `run(argc, argv)`: registers the callbacks as JS globals, then
 /// returns (the host keeps the instance for callbacks).
 #[unsafe(no_mangle)]
 pub extern "C" fn run(_argc: i32, _argv: i32) {
@@ -319,6 +321,10 @@ pub extern "C" fn run(_argc: i32, _argv: i32) {
         (
             crate::PROCESS_RESOURCE_LIST_ERRORS,
             "processResourceListErrors",
+        ),
+        (
+            crate::PROCESS_RESOURCE_LIST_STDERR,
+            "processResourceListStderr",
         ),
     ] {
         if let Some(f) = call(Ref::GO, "_makeFuncWrapper", &[Ref::number(f64::from(id))]) {

@@ -2,9 +2,11 @@
 //! in place, with the same exit codes. The render itself is the core's
 //! (`pv_core::render`); this module reads and writes the directory and
 //! runs the functions that are not builtins (exec programs under
-//! `--allow-exec`, wasm modules from a function directory).
+//! `--allow-exec`, wasm modules from a function directory, and the
+//! catalog's starlark function, embedded: [`starlark`]).
 
 pub mod exec;
+pub mod starlark;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -170,6 +172,12 @@ pub struct HostRuntime {
     pub exec_timeout: Duration,
     /// Wasm functions: the runtime and where modules are found.
     pub wasm: Option<(GoWasmRuntime, FunctionDirectory)>,
+    /// The image prefix of the render (`--image-prefix`), under which
+    /// `starlark` also names the catalog's starlark function.
+    pub image_prefix: String,
+    /// The embedded starlark function, for images the function directory
+    /// does not provide.
+    pub starlark: starlark::EmbeddedStarlark,
 }
 
 impl std::fmt::Debug for HostRuntime {
@@ -193,17 +201,27 @@ impl FunctionRuntime for HostRuntime {
             return exec::run(&function.exec, &self.dir, input, self.exec_timeout)
                 .map_err(RuntimeError::Failed);
         }
-        let Some((runtime, functions)) = &self.wasm else {
-            return Err(RuntimeError::NotFound);
+        let from_directory = match &self.wasm {
+            None => Err(RuntimeError::NotFound),
+            Some((runtime, functions)) => {
+                match runtime.run_image(functions, &function.image, input) {
+                    Ok(run) => Ok(RunOutput {
+                        stdout: run.output,
+                        stderr: run.stderr,
+                        exit_code: 0,
+                    }),
+                    Err(WasmFnError::NotFound { .. }) => Err(RuntimeError::NotFound),
+                    Err(e) => Err(RuntimeError::Failed(e.to_string())),
+                }
+            }
         };
-        match runtime.run_image(functions, &function.image, input) {
-            Ok(run) => Ok(RunOutput {
-                stdout: run.output,
-                stderr: run.stderr,
-                exit_code: 0,
-            }),
-            Err(WasmFnError::NotFound { .. }) => Err(RuntimeError::NotFound),
-            Err(e) => Err(RuntimeError::Failed(e.to_string())),
+        match from_directory {
+            Err(RuntimeError::NotFound)
+                if starlark::is_starlark(&function.image, &self.image_prefix) =>
+            {
+                self.starlark.run(input)
+            }
+            other => other,
         }
     }
 }
@@ -235,6 +253,8 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
         dir: dir.clone(),
         exec_timeout: Duration::from_secs(args.exec_timeout),
         wasm,
+        image_prefix: args.image_prefix.clone(),
+        starlark: starlark::EmbeddedStarlark::default(),
     };
     let core: Box<dyn Core> = if args.native_core {
         Box::new(NativeCore)

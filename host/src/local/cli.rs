@@ -508,8 +508,8 @@ pub fn run_rpkg(
 }
 
 /// Local mode renders every draft it writes, as porch-server does: only
-/// builtins and wasm functions run (exec functions need `--allow-exec`,
-/// which Porch never gives).
+/// builtins and the embedded starlark function run (exec functions need
+/// `--allow-exec`, which Porch never gives).
 fn draft_renderer(dir: &Path) -> crate::reconcile::DraftRenderer {
     crate::reconcile::DraftRenderer {
         options: pv_core::render::RenderOptions::default(),
@@ -518,6 +518,8 @@ fn draft_renderer(dir: &Path) -> crate::reconcile::DraftRenderer {
             dir: dir.to_path_buf(),
             exec_timeout: std::time::Duration::from_secs(300),
             wasm: None,
+            image_prefix: pv_core::render::image::DEFAULT_PREFIX.to_string(),
+            starlark: crate::fn_render::starlark::EmbeddedStarlark::default(),
         })),
     }
 }

@@ -1054,6 +1054,7 @@ impl Run<'_> {
                 });
             }
         };
+        self.collect_printed()?;
         if output.contains("kind: ResourceList") {
             return Ok(output);
         }
@@ -1076,6 +1077,30 @@ impl Run<'_> {
             output,
             stderr: self.stderr(),
         })
+    }
+
+    /// Appends what `processResourceListStderr()` returns, when the module
+    /// registered it (this project's modules: what the function printed,
+    /// e.g. starlark's `print()`), to the run's stderr.
+    fn collect_printed(&mut self) -> Result<(), WasmFnError> {
+        let st = self.store.data();
+        if st.exited.is_some() {
+            return Ok(());
+        }
+        let f = st.js.get_prop(st.js.global(), "processResourceListStderr");
+        if !st.js.is_function(&f) {
+            return Ok(());
+        }
+        if let Val::Str(text) = self.call_function(&f, Val::str(""))? {
+            let text = text.to_string();
+            if let Err(stop) = self.store.data_mut().write(Stream::Stderr, text.as_bytes()) {
+                self.store.data_mut().stop = Some(stop);
+                if let Some(e) = self.limit_error() {
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Calls a registered function with one string argument from the top
