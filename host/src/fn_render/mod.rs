@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use pv_core::render::{self, FunctionRef, FunctionRuntime, RenderOptions, RunOutput, RuntimeError};
 
+use crate::component::CodeCache;
 use crate::engine_api::{ComponentCore, Core, NativeCore, RenderedPackage};
 use crate::runtime::{FunctionDirectory, GoWasmRuntime, Limits, WasmFnError};
 
@@ -243,7 +244,7 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
     };
     let wasm = match &args.fn_dir {
         Some(d) => Some((
-            GoWasmRuntime::new(Limits::default())?,
+            GoWasmRuntime::with_cache(Limits::default(), CodeCache::UserDefault)?,
             FunctionDirectory::new(d),
         )),
         None => None,

@@ -15,6 +15,7 @@ use std::sync::OnceLock;
 use pv_core::render::image::catalog_name;
 use pv_core::render::{RunOutput, RuntimeError};
 
+use crate::component::CodeCache;
 use crate::runtime::{GoWasmModule, GoWasmRuntime, Limits, WasmFnError};
 
 /// The module (`$OUT_DIR/starlark.wasm`).
@@ -50,7 +51,10 @@ impl EmbeddedStarlark {
     fn load(&self) -> Result<&(GoWasmRuntime, GoWasmModule), RuntimeError> {
         self.loaded
             .get_or_init(|| {
-                let runtime = GoWasmRuntime::new(Limits::default())?;
+                // Compiling the 6 MB module takes seconds: wasmtime's
+                // on-disk cache (as for the component) keeps it for the
+                // next process.
+                let runtime = GoWasmRuntime::with_cache(Limits::default(), CodeCache::UserDefault)?;
                 let module = runtime.compile("embedded starlark", MODULE)?;
                 Ok((runtime, module))
             })
