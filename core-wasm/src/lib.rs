@@ -10,6 +10,7 @@
 
 pub mod api;
 pub mod merge;
+pub mod prc;
 pub mod render;
 pub mod variant;
 pub mod variantset;

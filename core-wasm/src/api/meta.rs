@@ -35,20 +35,50 @@ pub struct ObjectMeta {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deletion_timestamp: Option<String>,
     /// Labels.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "null_as_default"
+    )]
+    #[cfg_attr(feature = "schema", schemars(with = "BTreeMap<String, String>"))]
     pub labels: BTreeMap<String, String>,
     /// Annotations.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "null_as_default"
+    )]
+    #[cfg_attr(feature = "schema", schemars(with = "BTreeMap<String, String>"))]
     pub annotations: BTreeMap<String, String>,
     /// Owners.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_default"
+    )]
+    #[cfg_attr(feature = "schema", schemars(with = "Vec<OwnerReference>"))]
     pub owner_references: Vec<OwnerReference>,
     /// Finalizers.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_default"
+    )]
+    #[cfg_attr(feature = "schema", schemars(with = "Vec<String>"))]
     pub finalizers: Vec<String>,
     /// Fields not modelled above (managedFields, …), kept verbatim.
     #[serde(flatten)]
     pub extra: BTreeMap<String, serde_json::Value>,
+}
+
+/// Reads `null` as the empty value, as Go's JSON decoder reads it into a
+/// nil map or slice (`labels: null` in a file is no labels).
+fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
 impl ObjectMeta {

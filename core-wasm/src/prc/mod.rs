@@ -1,0 +1,52 @@
+//! The PackageRevision controller's decisions (Porch v1alpha2, seed 004):
+//! pure functions of the objects, no I/O. The host's reconciler reads the
+//! objects and the package content, asks these what to do, and writes.
+//!
+//! * [`readiness`] — `LifecycleIsPublished`, `PackageRevisionIsReady`,
+//!   `IsPackageCreation`, and what a Kptfile contributes to the object
+//!   (package conditions, readiness gates, package metadata, locators);
+//! * [`render`] — when a draft is rendered, and the conditions and
+//!   versions the render writes;
+//! * [`labels`] — the `porch.kpt.dev/latest-revision` label of every
+//!   revision of a package.
+//!
+//! Behaviour and upstream's surprises:
+//! `shared/reference/porch-packagerevision-controller.md`; the cases under
+//! `tests/conformance/porch-upstream-prc/` pin it.
+
+pub mod labels;
+pub mod readiness;
+pub mod render;
+
+/// The finalizer the controller puts on every PackageRevision.
+pub const FINALIZER: &str = "porch.kpt.dev/packagerevisions";
+/// The label marking the latest published revision of a package.
+pub const LATEST_REVISION_LABEL: &str = "porch.kpt.dev/latest-revision";
+/// The annotation that asks for a render (porch-server writes the
+/// revision's resourceVersion into it after storing unrendered content).
+pub const RENDER_REQUEST_ANNOTATION: &str = "porch.kpt.dev/render-request";
+/// With value `"true"`, a failed render pipeline's partial output is
+/// written anyway.
+pub const PUSH_ON_RENDER_FAILURE_ANNOTATION: &str = "porch.kpt.dev/push-on-render-failure";
+
+/// `ComposePkgRevObjName`: `<repo>.<package with / as .>.<workspace>`, or
+/// empty when any part is empty.
+pub fn object_name(repository: &str, package: &str, workspace: &str) -> String {
+    if repository.is_empty() || package.is_empty() || workspace.is_empty() {
+        return String::new();
+    }
+    format!("{repository}.{}.{workspace}", package.replace('/', "."))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn object_names_flatten_nested_packages_and_need_every_part() {
+        assert_eq!(object_name("r", "a/b/c", "ws"), "r.a.b.c.ws");
+        assert_eq!(object_name("r", "pkg", "v1"), "r.pkg.v1");
+        assert_eq!(object_name("", "pkg", "v1"), "");
+        assert_eq!(object_name("r", "pkg", ""), "");
+    }
+}

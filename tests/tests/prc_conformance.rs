@@ -1,0 +1,319 @@
+//! Upstream's PackageRevision-controller cases
+//! (`conformance/porch-upstream-prc`, see its README) against
+//! `pv_core::prc`: each group has an adapter that reads a case's input,
+//! calls our decision, and compares with the case's expectation. Every case
+//! of every group present must pass; the run ends with `N passed, N failed`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use pv_core::api::package_revision::v1alpha2::{PackageRevision, Source};
+use pv_core::api::package_revision::{PackageCondition, ReadinessGate};
+use pv_core::api::{Condition, Lifecycle};
+use pv_core::prc::{labels, readiness, render};
+use serde_json::{json, Value};
+
+fn cases_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("conformance/porch-upstream-prc")
+}
+
+/// A YAML file as JSON (`Value::Null` when missing).
+fn yaml(path: &Path) -> Value {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Value::Null;
+    };
+    let docs =
+        pv_core::yaml::parse_stream(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    docs.first()
+        .map(|d| pv_core::yaml::to_json(d).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
+        .unwrap_or(Value::Null)
+}
+
+fn from<T: serde::de::DeserializeOwned>(v: &Value, what: &str) -> Result<T, String> {
+    serde_json::from_value(if v.is_null() { json!({}) } else { v.clone() })
+        .map_err(|e| format!("{what}: {e}"))
+}
+
+/// Null and missing are the same to Go's JSON; compares after dropping
+/// nulls inside objects.
+fn same(got: &Value, want: &Value) -> bool {
+    fn strip(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => Value::Object(
+                m.iter()
+                    .filter(|(_, v)| !v.is_null())
+                    .map(|(k, v)| (k.clone(), strip(v)))
+                    .collect(),
+            ),
+            Value::Array(a) => Value::Array(a.iter().map(strip).collect()),
+            v => v.clone(),
+        }
+    }
+    strip(got) == strip(want)
+}
+
+fn expect(got: Value, want: &Value) -> Result<(), String> {
+    if same(&got, want) {
+        Ok(())
+    } else {
+        Err(format!("got {got}, want {want}"))
+    }
+}
+
+/// A PackageRevision from a case's flattened keys (`spec.lifecycle`,
+/// `annotations['k']`, `status.conditions`, ...).
+fn flat_pr(flat: &Value) -> Result<PackageRevision, String> {
+    let mut pr = PackageRevision::default();
+    let Some(map) = flat.as_object() else {
+        return Ok(pr);
+    };
+    for (key, v) in map {
+        let s = || v.as_str().unwrap_or_default().to_string();
+        match key.as_str() {
+            "spec.lifecycle" => pr.spec.lifecycle = from(v, key)?,
+            "spec.source" => {
+                pr.spec.source = if v.is_null() {
+                    None
+                } else {
+                    Some(from::<Source>(v, key)?)
+                }
+            }
+            "status.observedPrrResourceVersion" => pr.status.observed_prr_resource_version = s(),
+            "status.renderingPrrResourceVersion" => pr.status.rendering_prr_resource_version = s(),
+            "status.creationSource" => pr.status.creation_source = s(),
+            "status.conditions" => pr.status.conditions = conditions(v)?,
+            k => {
+                let Some(name) = k
+                    .strip_prefix("annotations['")
+                    .and_then(|r| r.strip_suffix("']"))
+                else {
+                    return Err(format!("unknown case key {k}"));
+                };
+                if !v.is_null() {
+                    pr.metadata.annotations.insert(name.to_string(), s());
+                }
+            }
+        }
+    }
+    Ok(pr)
+}
+
+/// Conditions as cases write them (type and status, the rest optional).
+fn conditions(v: &Value) -> Result<Vec<Condition>, String> {
+    let mut out = Vec::new();
+    for c in v.as_array().into_iter().flatten() {
+        out.push(Condition {
+            type_: c["type"].as_str().unwrap_or_default().to_string(),
+            status: c["status"].as_str().unwrap_or_default().to_string(),
+            reason: c["reason"].as_str().unwrap_or_default().to_string(),
+            message: c["message"].as_str().unwrap_or_default().to_string(),
+            ..Condition::default()
+        });
+    }
+    Ok(out)
+}
+
+fn util(case: &Path) -> Result<(), String> {
+    let input = yaml(&case.join("input/case.yaml"));
+    let want = yaml(&case.join("expected/output.yaml"));
+    if let Some(lc) = input.get("lifecycle") {
+        let lc: Lifecycle = from(lc, "lifecycle")?;
+        return expect(json!({"published": lc.is_published()}), &want);
+    }
+    if let Some(list) = input.get("cases") {
+        let results: Result<Vec<bool>, String> = list
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| flat_pr(c).map(|pr| pr.spec.lifecycle.is_published()))
+            .collect();
+        return expect(json!({"results": results?}), &want);
+    }
+    if input.get("spec.source").is_some() {
+        let pr = flat_pr(&input)?;
+        return expect(
+            json!({"packageCreation": readiness::is_package_creation(pr.spec.source.as_ref())}),
+            &want,
+        );
+    }
+    let gates: Vec<ReadinessGate> = from_list(&input["readinessGates"], "readinessGates")?;
+    let conds: Vec<PackageCondition> = from_list(&input["packageConditions"], "packageConditions")?;
+    expect(json!({"ready": readiness::is_ready(&gates, &conds)}), &want)
+}
+
+fn from_list<T: serde::de::DeserializeOwned>(v: &Value, what: &str) -> Result<Vec<T>, String> {
+    if v.is_null() {
+        return Ok(Vec::new());
+    }
+    serde_json::from_value(v.clone()).map_err(|e| format!("{what}: {e}"))
+}
+
+fn kptdata(case: &Path) -> Result<(), String> {
+    let kptfile = yaml(&case.join("input/kptfile.yaml"));
+    let want = yaml(&case.join("expected/output.yaml"));
+    let key = want
+        .as_object()
+        .and_then(|m| m.keys().next().cloned())
+        .ok_or("no expected output")?;
+    let got = match key.as_str() {
+        "packageConditions" => json!(readiness::package_conditions(&kptfile)),
+        "readinessGates" => json!(readiness::readiness_gates(&kptfile)),
+        "packageMetadata" => json!(readiness::package_metadata(&kptfile)),
+        "locator" => json!(readiness::locator(&kptfile["locator"])),
+        k => return Err(format!("unknown expectation {k}")),
+    };
+    // Nil and empty lists differ here: compare the top level exactly.
+    if got.is_null() != want[&key].is_null() {
+        return Err(format!("got {got}, want {}", want[&key]));
+    }
+    expect(json!({ key.clone(): got }), &want)
+}
+
+fn render_trigger(case: &Path) -> Result<(), String> {
+    let input = yaml(&case.join("input/case.yaml"));
+    let want = yaml(&case.join("expected/output.yaml"));
+    let pr = flat_pr(&input["pr"])?;
+    expect(json!(render::render_trigger(&pr)), &want)
+}
+
+fn render_helpers(case: &Path) -> Result<(), String> {
+    let input = yaml(&case.join("input/case.yaml"));
+    let want = yaml(&case.join("expected/output.yaml"));
+    let str_of = |k: &str| input[k].as_str().unwrap_or_default().to_string();
+    if input.get("currentAnnotation").is_some() {
+        let stale = render::is_render_stale(&str_of("currentAnnotation"), &str_of("rendered"));
+        return expect(json!({ "stale": stale }), &want);
+    }
+    if input.get("status.conditions").is_some() {
+        let conds = conditions(&input["status.conditions"])?;
+        return expect(
+            json!({"renderedTrue": render::is_rendered_true(&conds)}),
+            &want,
+        );
+    }
+    if input.get("requested").is_some() {
+        let annotations: BTreeMap<String, String> = if input["annotations"].is_null() {
+            BTreeMap::new()
+        } else {
+            from(&input["annotations"], "annotations")?
+        };
+        let observed = render::observed_version_after_render(&str_of("requested"), &annotations);
+        return expect(json!({ "observed": observed }), &want);
+    }
+    let type_ = want["type"].as_str().ok_or("no expected type")?;
+    let generation = input["generation"].as_i64().ok_or("no generation")?;
+    let c = render::condition(
+        type_,
+        generation,
+        &str_of("status"),
+        &str_of("reason"),
+        &str_of("message"),
+        "<now>",
+    );
+    let mut got = serde_json::to_value(&c).map_err(|e| e.to_string())?;
+    // The message is written even when empty.
+    got["message"] = json!(c.message);
+    expect(got, &want)
+}
+
+fn latest_labels(case: &Path) -> Result<(), String> {
+    let pr: PackageRevision = from(
+        &yaml(&case.join("input/packagerevision.yaml")),
+        "packagerevision",
+    )?;
+    let want = yaml(&case.join("expected/calls.yaml"));
+    let calls = want["calls"].as_array().cloned().unwrap_or_default();
+    let list = yaml(&case.join("input/list.yaml"));
+    if list.is_null() {
+        // ensureLatestRevisionLabel: one merge patch to "false", or none.
+        let patch = labels::ensure_label(&pr);
+        let patched = calls.iter().any(|c| c["call"] == "client.Patch");
+        if patch.is_some() != patched {
+            return Err(format!("patch {patch:?}, upstream patches: {patched}"));
+        }
+        if let Some(body) = patch {
+            let derived = yaml(&case.join("expected/patch-body-derived.json"));
+            if !derived.is_null() && body != derived {
+                return Err(format!("patch body {body}, want {derived}"));
+            }
+        }
+        return Ok(());
+    }
+    if list.get("error").is_some() {
+        // A List error is logged: nothing to decide, nothing patched.
+        return if calls.iter().any(|c| c["call"] == "client.Patch") {
+            Err("a failed List patches nothing".into())
+        } else {
+            Ok(())
+        };
+    }
+    let items: Vec<PackageRevision> = from_list(&list["items"], "items")?;
+    let got = labels::latest_revision(&items);
+    if let Some(n) = want["patchCount"].as_u64() {
+        if got.patches.len() as u64 != n {
+            return Err(format!("patches {:?}, want {n}", got.patches));
+        }
+    }
+    if let Some(latest) = want["latest"].as_str() {
+        if got.latest.as_deref() != Some(latest) {
+            return Err(format!("latest {:?}, want {latest}", got.latest));
+        }
+    }
+    // Each patch upstream asserts (`name: labels[...] -> value`, or
+    // `object.name == name` with `labels[...] == 'value'`).
+    for c in calls.iter().filter(|c| c["call"] == "client.Patch") {
+        let asserts: Vec<String> = c["upstreamAsserts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|a| a.as_str().map(str::to_string))
+            .collect();
+        for a in &asserts {
+            if let Some((name, rest)) = a.split_once(": ") {
+                let value = rest.rsplit("-> ").next().unwrap_or_default().trim();
+                if !got.patches.iter().any(|(n, v)| n == name && *v == value) {
+                    return Err(format!("no patch {name} -> {value} in {:?}", got.patches));
+                }
+            } else if let Some(name) = a.strip_prefix("object.name == ") {
+                if !got.patches.iter().any(|(n, _)| n == name) {
+                    return Err(format!("no patch of {name} in {:?}", got.patches));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+type Adapter = fn(&Path) -> Result<(), String>;
+
+const GROUPS: &[(&str, Adapter)] = &[
+    ("api-v1alpha2-util", util),
+    ("api-v1alpha2-kptdata-conversion", kptdata),
+    ("prc-render-trigger", render_trigger),
+    ("prc-render-helpers", render_helpers),
+    ("prc-labels-latest-revision", latest_labels),
+];
+
+#[test]
+fn upstream_packagerevision_controller_cases() {
+    let (mut passed, mut failed) = (0, Vec::new());
+    for (group, adapter) in GROUPS {
+        let dir = cases_dir().join(group);
+        let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_dir())
+            .collect();
+        cases.sort();
+        assert!(!cases.is_empty(), "{group}: no cases");
+        for case in cases {
+            let name = format!("{group}/{}", case.file_name().unwrap().to_string_lossy());
+            match adapter(&case) {
+                Ok(()) => passed += 1,
+                Err(e) => failed.push(format!("{name}: {e}")),
+            }
+        }
+    }
+    println!("{passed} passed, {} failed", failed.len());
+    assert!(failed.is_empty(), "failed:\n{}", failed.join("\n"));
+}
