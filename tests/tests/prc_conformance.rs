@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use pv_core::api::package_revision::v1alpha2::{PackageRevision, Source};
 use pv_core::api::package_revision::{PackageCondition, ReadinessGate};
 use pv_core::api::{Condition, Lifecycle};
-use pv_core::prc::{labels, readiness, render};
+use pv_core::prc::{labels, mergekey, readiness, render};
 use serde_json::{json, Value};
 
 fn cases_dir() -> PathBuf {
@@ -284,6 +284,112 @@ fn latest_labels(case: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// A case's `input/files/` as a file map.
+fn input_files(case: &Path) -> BTreeMap<String, String> {
+    let dir = case.join("input/files");
+    let mut files = BTreeMap::new();
+    for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        files.insert(name, std::fs::read_to_string(e.path()).unwrap_or_default());
+    }
+    files
+}
+
+fn merge_keys(case: &Path) -> Result<(), String> {
+    let want = yaml(&case.join("expected/output.yaml"));
+    let files = input_files(case);
+    if let Some(path) = want.get("path") {
+        let docs = mergekey::read_resources(&files)?.0;
+        let doc = docs
+            .first()
+            .and_then(|(_, d)| d.first())
+            .ok_or("no resource")?;
+        return expect(json!(mergekey::default_path(doc)), path);
+    }
+    let result = mergekey::add_merge_comments(&files);
+    if want["error"].get("any").is_some() {
+        return match result {
+            Err(_) => Ok(()),
+            Ok(_) => Err("no error for a file that does not parse".into()),
+        };
+    }
+    let out = result?;
+    if let Some(keys) = want.get("hasKeys").and_then(Value::as_array) {
+        for k in keys {
+            let k = k.as_str().unwrap_or_default();
+            if !out.contains_key(k) {
+                return Err(format!("{k} missing from {:?}", out.keys()));
+            }
+        }
+    }
+    if want.get("result") == Some(&json!({})) && !out.is_empty() {
+        return Err(format!("files {:?} from no input", out.keys()));
+    }
+    if let Some(n) = want.get("nodeCount").and_then(Value::as_u64) {
+        let (resources, other) = mergekey::read_resources(&files)?;
+        let count: usize = resources.iter().map(|(_, d)| d.len()).sum();
+        if count as u64 != n {
+            return Err(format!("{count} resources, want {n}"));
+        }
+        expect(json!(other), &want["extra"])?;
+        // Files other than resources pass through byte for byte.
+        for (k, v) in &other {
+            if out.get(k) != Some(v) {
+                return Err(format!("{k} changed"));
+            }
+        }
+    }
+    for e in std::fs::read_dir(case.join("expected/files"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+        if out.get(&name) != Some(&text) {
+            return Err(format!("{name}: got {:?}, want {text:?}", out.get(&name)));
+        }
+    }
+    for (key, needles) in want.as_object().into_iter().flatten() {
+        let Some(file) = key.strip_suffix(" contains") else {
+            continue;
+        };
+        let text = out.get(file).ok_or(format!("{file} missing"))?;
+        for n in needles.as_array().into_iter().flatten() {
+            let n = n.as_str().unwrap_or_default();
+            if !text.contains(n) {
+                return Err(format!("{file} lacks {n:?}:\n{text}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn kptfile_from_resources(case: &Path) -> Result<(), String> {
+    let want = yaml(&case.join("expected/output.yaml"));
+    let files: BTreeMap<String, String> =
+        from(&yaml(&case.join("input/resources.yaml")), "resources")?;
+    let got = readiness::kptfile_from_resources(&files);
+    if want["error"].as_bool() == Some(true) {
+        return match got {
+            Err(_) => Ok(()),
+            Ok(_) => Err("no error for a Kptfile that does not parse".into()),
+        };
+    }
+    let kptfile = got?;
+    if want["kptfile"] == "zero value" {
+        return expect(kptfile, &Value::Null);
+    }
+    if let Some(name) = want.get("kptfile.metadata.name") {
+        expect(kptfile["metadata"]["name"].clone(), name)?;
+    }
+    if let Some(n) = want.get("len(kptfile.info.readinessGates)") {
+        let gates = readiness::readiness_gates(&kptfile).unwrap_or_default();
+        expect(json!(gates.len()), n)?;
+    }
+    Ok(())
+}
+
 type Adapter = fn(&Path) -> Result<(), String>;
 
 const GROUPS: &[(&str, Adapter)] = &[
@@ -292,6 +398,8 @@ const GROUPS: &[(&str, Adapter)] = &[
     ("prc-render-trigger", render_trigger),
     ("prc-render-helpers", render_helpers),
     ("prc-labels-latest-revision", latest_labels),
+    ("prc-mergekey", merge_keys),
+    ("prc-kptfile-from-resources", kptfile_from_resources),
 ];
 
 #[test]

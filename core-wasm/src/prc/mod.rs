@@ -8,13 +8,16 @@
 //! * [`render`] — when a draft is rendered, and the conditions and
 //!   versions the render writes;
 //! * [`labels`] — the `porch.kpt.dev/latest-revision` label of every
-//!   revision of a package.
+//!   revision of a package;
+//! * [`mergekey`] — the `kpt-merge` comments and upstream identifiers an
+//!   upgrade's three-way merge matches resources by.
 //!
 //! Behaviour and upstream's surprises:
 //! `shared/reference/porch-packagerevision-controller.md`; the cases under
 //! `tests/conformance/porch-upstream-prc/` pin it.
 
 pub mod labels;
+pub mod mergekey;
 pub mod readiness;
 pub mod render;
 

@@ -106,6 +106,21 @@ pub fn locator(kpt: &Value) -> Option<Locator> {
     })
 }
 
+/// `kptfileFromResources`: the root `Kptfile` of a package's files as
+/// JSON; `Null` (Go's zero value) when there is none or it is empty, an
+/// error naming it when it does not parse as a mapping.
+pub fn kptfile_from_resources(files: &BTreeMap<String, String>) -> Result<Value, String> {
+    let Some(text) = files.get("Kptfile").filter(|t| !t.trim().is_empty()) else {
+        return Ok(Value::Null);
+    };
+    let doc = crate::yaml::parse_document(text).map_err(|e| format!("Kptfile: {e}"))?;
+    let v = crate::yaml::to_json(&doc).map_err(|e| format!("Kptfile: {e}"))?;
+    if !v.is_object() {
+        return Err("Kptfile: not a mapping".to_string());
+    }
+    Ok(v)
+}
+
 fn text(v: &Value, key: &str) -> String {
     v.get(key)
         .and_then(Value::as_str)
