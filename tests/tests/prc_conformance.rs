@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use pv_core::api::package_revision::v1alpha2::{PackageRevision, Source};
 use pv_core::api::package_revision::{PackageCondition, ReadinessGate};
 use pv_core::api::{Condition, Lifecycle};
-use pv_core::prc::{labels, mergekey, readiness, render};
+use pv_core::prc::{labels, mergekey, readiness, render, source};
 use serde_json::{json, Value};
 
 fn cases_dir() -> PathBuf {
@@ -29,9 +29,26 @@ fn yaml(path: &Path) -> Value {
         .unwrap_or(Value::Null)
 }
 
+/// Decodes as Go does: `null` is the zero value, at any depth.
 fn from<T: serde::de::DeserializeOwned>(v: &Value, what: &str) -> Result<T, String> {
-    serde_json::from_value(if v.is_null() { json!({}) } else { v.clone() })
-        .map_err(|e| format!("{what}: {e}"))
+    fn drop_nulls(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => Value::Object(
+                m.iter()
+                    .filter(|(_, v)| !v.is_null())
+                    .map(|(k, v)| (k.clone(), drop_nulls(v)))
+                    .collect(),
+            ),
+            Value::Array(a) => Value::Array(a.iter().map(drop_nulls).collect()),
+            v => v.clone(),
+        }
+    }
+    serde_json::from_value(if v.is_null() {
+        json!({})
+    } else {
+        drop_nulls(v)
+    })
+    .map_err(|e| format!("{what}: {e}"))
 }
 
 /// Null and missing are the same to Go's JSON; compares after dropping
@@ -314,14 +331,7 @@ fn merge_keys(case: &Path) -> Result<(), String> {
         };
     }
     let out = result?;
-    if let Some(keys) = want.get("hasKeys").and_then(Value::as_array) {
-        for k in keys {
-            let k = k.as_str().unwrap_or_default();
-            if !out.contains_key(k) {
-                return Err(format!("{k} missing from {:?}", out.keys()));
-            }
-        }
-    }
+    check_files(&out, &want)?;
     if want.get("result") == Some(&json!({})) && !out.is_empty() {
         return Err(format!("files {:?} from no input", out.keys()));
     }
@@ -348,18 +358,6 @@ fn merge_keys(case: &Path) -> Result<(), String> {
         let text = std::fs::read_to_string(e.path()).unwrap_or_default();
         if out.get(&name) != Some(&text) {
             return Err(format!("{name}: got {:?}, want {text:?}", out.get(&name)));
-        }
-    }
-    for (key, needles) in want.as_object().into_iter().flatten() {
-        let Some(file) = key.strip_suffix(" contains") else {
-            continue;
-        };
-        let text = out.get(file).ok_or(format!("{file} missing"))?;
-        for n in needles.as_array().into_iter().flatten() {
-            let n = n.as_str().unwrap_or_default();
-            if !text.contains(n) {
-                return Err(format!("{file} lacks {n:?}:\n{text}"));
-            }
         }
     }
     Ok(())
@@ -390,6 +388,63 @@ fn kptfile_from_resources(case: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// `hasKeys` and `<file> contains` of an expected `resources`.
+fn check_files(files: &BTreeMap<String, String>, want: &Value) -> Result<(), String> {
+    for k in want["hasKeys"].as_array().into_iter().flatten() {
+        let k = k.as_str().unwrap_or_default();
+        if !files.contains_key(k) {
+            return Err(format!("{k} missing from {:?}", files.keys()));
+        }
+    }
+    for (key, needles) in want.as_object().into_iter().flatten() {
+        let Some(file) = key.strip_suffix(" contains") else {
+            continue;
+        };
+        let text = files.get(file).ok_or(format!("{file} missing"))?;
+        for n in needles.as_array().into_iter().flatten() {
+            let n = n.as_str().unwrap_or_default();
+            if !text.contains(n) {
+                return Err(format!("{file} lacks {n:?}:\n{text}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn source_init(case: &Path) -> Result<(), String> {
+    let want = yaml(&case.join("expected/output.yaml"));
+    let call = yaml(&case.join("input/call.yaml"));
+    let (files, creation) = if !call.is_null() {
+        let init = from(&call["spec"], "spec")?;
+        let name = call["pkgName"].as_str().unwrap_or_default();
+        (source::init_package(name, &init)?, None)
+    } else {
+        let pr: PackageRevision = from(
+            &yaml(&case.join("input/packagerevision.yaml")),
+            "packagerevision",
+        )?;
+        let creation = source::creation_source(&pr)?;
+        let init = pr
+            .spec
+            .source
+            .as_ref()
+            .and_then(|s| s.init.clone())
+            .ok_or("not an init source")?;
+        (
+            source::init_package(&pr.spec.package_name, &init)?,
+            creation,
+        )
+    };
+    if let Some(c) = want.get("creationSource") {
+        expect(json!(creation), c)?;
+    }
+    check_files(&files, &want["resources"])?;
+    if let Some(all) = want.get("derived_full_file_set") {
+        expect(json!(files.keys().collect::<Vec<_>>()), all)?;
+    }
+    Ok(())
+}
+
 type Adapter = fn(&Path) -> Result<(), String>;
 
 const GROUPS: &[(&str, Adapter)] = &[
@@ -400,6 +455,7 @@ const GROUPS: &[(&str, Adapter)] = &[
     ("prc-labels-latest-revision", latest_labels),
     ("prc-mergekey", merge_keys),
     ("prc-kptfile-from-resources", kptfile_from_resources),
+    ("prc-source-init", source_init),
 ];
 
 #[test]

@@ -10,7 +10,8 @@
 //! * [`labels`] — the `porch.kpt.dev/latest-revision` label of every
 //!   revision of a package;
 //! * [`mergekey`] — the `kpt-merge` comments and upstream identifiers an
-//!   upgrade's three-way merge matches resources by.
+//!   upgrade's three-way merge matches resources by;
+//! * [`source`] — which source runs, and the files `init` makes.
 //!
 //! Behaviour and upstream's surprises:
 //! `shared/reference/porch-packagerevision-controller.md`; the cases under
@@ -20,6 +21,7 @@ pub mod labels;
 pub mod mergekey;
 pub mod readiness;
 pub mod render;
+pub mod source;
 
 /// The finalizer the controller puts on every PackageRevision.
 pub const FINALIZER: &str = "porch.kpt.dev/packagerevisions";
