@@ -831,7 +831,8 @@ fn an_init_stopped_before_a_seed_was_published_publishes_it_next_time() {
     // stopped.
     init_bare(&root.join("repos/blueprints"), "main").unwrap();
     let objects = porch_variants::local::read_objects(root).unwrap();
-    let store = GitRevisions::open(porch_variants::local::repo_configs(root, &objects)).unwrap();
+    let store =
+        GitRevisions::open(porch_variants::local::repo_configs(root, &objects).unwrap()).unwrap();
     let mut draft = PackageRevision::default();
     draft.metadata.namespace = NS.to_string();
     draft.spec.repository = "blueprints".to_string();

@@ -125,7 +125,7 @@ pub struct OpenedRepositories {
 pub fn open_repositories(dir: &Path, init: bool) -> Result<OpenedRepositories, LocalError> {
     let lock = DirLock::acquire(dir)?;
     let objects = read_objects(dir)?;
-    let configs = repo_configs(dir, &objects);
+    let configs = repo_configs(dir, &objects)?;
     if init {
         for c in &configs {
             if !c.path.exists() || remove_unfinished_repository(&c.path)? {

@@ -130,39 +130,98 @@ fn check_metadata(object: &Value) -> Result<(), String> {
     }
 }
 
-/// The Git configuration of each Repository object (`type: git`).
-pub fn repo_configs(dir: &Path, objects: &DirObjects) -> Vec<GitRepoConfig> {
-    objects
-        .objects
-        .iter()
-        .filter(|o| o["kind"] == "Repository")
-        .map(|o| {
-            let name = o["metadata"]["name"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
-            let git = &o["spec"]["git"];
-            let repo = git["repo"].as_str().unwrap_or_default();
-            let path = if repo.is_empty() {
-                dir.join("repos").join(&name)
-            } else if Path::new(repo).is_absolute() {
-                PathBuf::from(repo)
+/// The Git repositories of the directory's Repository objects: `repos/<name>`,
+/// or `spec.git.repo` as a path relative to the directory (or absolute).
+/// A repository must lie inside the directory, and `spec.git.directory`
+/// must be a relative path without `..`: anything else is refused, naming
+/// the object and the field, before any repository is opened.
+pub fn repo_configs(dir: &Path, objects: &DirObjects) -> StoreResult<Vec<GitRepoConfig>> {
+    let mut out = Vec::new();
+    for (o, source) in objects.objects.iter().zip(&objects.sources) {
+        if o["kind"] != "Repository" {
+            continue;
+        }
+        let name = o["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let namespace = ns_or_default(o["metadata"]["namespace"].as_str().unwrap_or_default());
+        let refuse = |field: &str, value: &str, why: &str| StoreError::Data {
+            context: format!("{source} (Repository {namespace}/{name})"),
+            message: format!("{field} {value:?}: {why}"),
+        };
+        let git = &o["spec"]["git"];
+        let repo = git["repo"].as_str().unwrap_or_default();
+        let path = if repo.is_empty() {
+            dir.join("repos").join(&name)
+        } else {
+            dir.join(repo)
+        };
+        if !inside(dir, &path) {
+            let (field, value) = if repo.is_empty() {
+                ("metadata.name", name.as_str())
             } else {
-                dir.join(repo)
+                ("spec.git.repo", repo)
             };
-            GitRepoConfig {
-                name,
-                namespace: ns_or_default(o["metadata"]["namespace"].as_str().unwrap_or_default()),
-                path,
-                branch: git["branch"]
-                    .as_str()
-                    .filter(|b| !b.is_empty())
-                    .unwrap_or("main")
-                    .to_string(),
-                directory: git["directory"].as_str().unwrap_or_default().to_string(),
+            return Err(refuse(
+                field,
+                value,
+                &format!(
+                    "the repository {} is not inside {}; local mode opens no repository outside its directory",
+                    path.display(),
+                    dir.display()
+                ),
+            ));
+        }
+        let directory = git["directory"].as_str().unwrap_or_default();
+        if Path::new(directory).is_absolute() || directory.split('/').any(|part| part == "..") {
+            return Err(refuse(
+                "spec.git.directory",
+                directory,
+                "must be a relative path without `..`",
+            ));
+        }
+        out.push(GitRepoConfig {
+            name,
+            namespace,
+            path,
+            branch: git["branch"]
+                .as_str()
+                .filter(|b| !b.is_empty())
+                .unwrap_or("main")
+                .to_string(),
+            directory: directory.to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// Whether `path` lies inside `dir` (strictly below it), judged on the
+/// paths with `.` and `..` resolved, and again on the real paths when both
+/// exist (so a symbolic link out of the directory is outside).
+fn inside(dir: &Path, path: &Path) -> bool {
+    fn lexical(p: &Path) -> PathBuf {
+        let mut out = PathBuf::new();
+        for c in p.components() {
+            match c {
+                std::path::Component::ParentDir => {
+                    out.pop();
+                }
+                std::path::Component::CurDir => {}
+                c => out.push(c),
             }
-        })
-        .collect()
+        }
+        out
+    }
+    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let (d, p) = (lexical(&absolute(dir)), lexical(&absolute(path)));
+    if p == d || !p.starts_with(&d) {
+        return false;
+    }
+    match (dir.canonicalize(), path.canonicalize()) {
+        (Ok(d), Ok(p)) => p != d && p.starts_with(&d),
+        _ => true,
+    }
 }
 
 #[cfg(test)]
@@ -182,6 +241,55 @@ mod tests {
             Ok(objects) => panic!("read {} objects", objects.objects.len()),
             Err(e) => e.to_string(),
         }
+    }
+
+    fn configs(dir: &Path, repo_fields: &str) -> StoreResult<Vec<GitRepoConfig>> {
+        std::fs::write(
+            dir.join("repos.yaml"),
+            format!("kind: Repository\nmetadata:\n  name: r\nspec:\n  git:\n{repo_fields}"),
+        )
+        .expect("writes");
+        repo_configs(dir, &read_objects(dir)?)
+    }
+
+    #[test]
+    fn repositories_outside_the_directory_are_refused_naming_the_field() {
+        let tmp = tempfile::tempdir().expect("temporary directory");
+        let dir = tmp.path().join("fleet");
+        std::fs::create_dir_all(dir.join("repos")).expect("mkdir");
+        for (fields, field) in [
+            ("    repo: ../elsewhere\n", "spec.git.repo \"../elsewhere\""),
+            ("    repo: /etc\n", "spec.git.repo \"/etc\""),
+            ("    repo: repos/../..\n", "spec.git.repo \"repos/../..\""),
+            ("    repo: .\n", "spec.git.repo \".\""),
+            ("    directory: ../up\n", "spec.git.directory \"../up\""),
+            ("    directory: /abs\n", "spec.git.directory \"/abs\""),
+        ] {
+            let e = configs(&dir, fields).expect_err(fields).to_string();
+            assert!(
+                e.contains("(Repository default/r)") && e.contains(field),
+                "{e}"
+            );
+        }
+        // A link out of the directory is outside too.
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(tmp.path(), dir.join("repos/r")).expect("symlink");
+            let e = configs(&dir, "    branch: main\n")
+                .expect_err("symlink")
+                .to_string();
+            assert!(e.contains("metadata.name \"r\""), "{e}");
+            std::fs::remove_file(dir.join("repos/r")).expect("unlink");
+        }
+        // Inside is fine, relative or absolute.
+        let inside = dir.join("git/r.git");
+        let ok = configs(&dir, "    repo: git/r.git\n    directory: pkgs/a\n").expect("inside");
+        assert_eq!(ok[0].path, inside);
+        let abs = format!("    repo: {}\n", inside.display());
+        assert_eq!(
+            configs(&dir, &abs).expect("absolute inside")[0].path,
+            inside
+        );
     }
 
     #[test]
