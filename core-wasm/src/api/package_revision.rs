@@ -495,7 +495,8 @@ pub mod v1alpha2 {
     #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
     #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     pub struct SecretRef {
-        /// The Secret's name.
+        /// The Secret's name (required by the API).
+        #[serde(default)]
         pub name: String,
     }
 

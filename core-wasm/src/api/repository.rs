@@ -67,7 +67,9 @@ pub struct RepositorySpec {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GitRepository {
-    /// Address of the repository.
+    /// Address of the repository (required by the API; read leniently:
+    /// local mode's Repositories name none).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub repo: String,
     /// Branch of the published packages (default `main`).
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -94,7 +96,8 @@ pub struct GitRepository {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct OciRepository {
-    /// Registry address.
+    /// Registry address (required by the API).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub registry: String,
     /// Secret with the credentials.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -159,13 +162,5 @@ mod tests {
         let back: serde_json::Value = serde_json::to_value(&repo).unwrap();
         let original: serde_json::Value = serde_json::from_str(text).unwrap();
         assert_eq!(back, original);
-    }
-
-    #[test]
-    fn git_without_repo_is_an_error_naming_it() {
-        let err = serde_json::from_str::<RepositorySpec>(r#"{"git":{"branch":"main"}}"#)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("repo"), "{err}");
     }
 }

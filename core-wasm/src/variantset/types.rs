@@ -330,55 +330,8 @@ pub struct RepositorySpec {
     pub extra: BTreeMap<String, serde_json::Value>,
 }
 
-/// `spec.git` of a Repository.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct GitRepository {
-    /// Clone URL.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub repo: String,
-    /// Branch holding packages.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub branch: String,
-    /// Whether Porch creates the branch.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub create_branch: bool,
-    /// Directory of packages in the repository.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub directory: String,
-    /// Credentials secret.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub secret_ref: Option<SecretRef>,
-    /// Commit author.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub author: String,
-    /// Commit e-mail.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub email: String,
-}
-
-/// `spec.oci` of a Repository.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct OciRepository {
-    /// Registry URL.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub registry: String,
-    /// Credentials secret.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub secret_ref: Option<SecretRef>,
-}
-
-/// A reference to a Secret by name.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub struct SecretRef {
-    /// Secret name.
-    #[serde(default)]
-    pub name: String,
-}
+pub use crate::api::package_revision::v1alpha2::SecretRef;
+pub use crate::api::repository::{GitRepository, OciRepository};
 
 /// Any cluster object an `objectSelector` may select: only its type and
 /// metadata are read (the rest is dropped when deserializing), and only

@@ -359,6 +359,32 @@ pub const MARKERS: &[Marker] = &[
         keys: || json!({"default": "main", "minLength": 1}),
         replace: false,
     },
+    // Required by the API, read leniently by the types.
+    Marker {
+        path: "Repository:spec.git",
+        keys: || required(&["repo"]),
+        replace: false,
+    },
+    Marker {
+        path: "Repository:spec.oci",
+        keys: || required(&["registry"]),
+        replace: false,
+    },
+    Marker {
+        path: "Repository:spec.git.secretRef",
+        keys: || required(&["name"]),
+        replace: false,
+    },
+    Marker {
+        path: "Repository:spec.oci.secretRef",
+        keys: || required(&["name"]),
+        replace: false,
+    },
+    Marker {
+        path: "PackageRevision:spec.source.cloneFrom.git.secretRef",
+        keys: || required(&["name"]),
+        replace: false,
+    },
     Marker {
         path: "Repository:status.conditions[]",
         keys: condition_schema,
