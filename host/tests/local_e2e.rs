@@ -961,6 +961,50 @@ fn a_publish_that_fails_after_its_tag_is_read_back_as_published() {
 }
 
 #[test]
+fn interrupted_moves_are_finished_and_leave_no_stale_ref() {
+    let (_tmp, path, store) = one_repository();
+    let git = git2::Repository::open_bare(&path).unwrap();
+    // A propose killed after its new branch: the draft branch is still
+    // there beside it.
+    let name = proposed(&store, "a");
+    let commit = git.refname_to_id("refs/heads/proposed/web/a").unwrap();
+    git.reference("refs/heads/drafts/web/a", commit, false, "leftover")
+        .unwrap();
+    // A publish killed after its tag: the proposed branch is there, and
+    // main has not moved.
+    let other = proposed(&store, "b");
+    let lock = path.join("refs/heads/main.lock");
+    std::fs::write(&lock, "").unwrap();
+    assert!(store
+        .update_lifecycle(NS, &other, Lifecycle::Published)
+        .is_err());
+    std::fs::remove_file(&lock).unwrap();
+    let main_before = git.refname_to_id("refs/heads/main").unwrap();
+
+    let done = store.finish_interrupted_moves().unwrap();
+    assert_eq!(done.len(), 3, "{done:?}");
+    assert!(git.find_reference("refs/heads/drafts/web/a").is_err());
+    assert!(git.find_reference("refs/heads/proposed/web/b").is_err());
+    let tag = git
+        .find_reference("refs/tags/web/v1")
+        .unwrap()
+        .peel_to_commit()
+        .unwrap();
+    assert_eq!(git.refname_to_id("refs/heads/main").unwrap(), tag.id());
+    assert_ne!(main_before, tag.id());
+    // Read as before, and nothing left to do.
+    assert_eq!(
+        store.get(NS, &name).unwrap().spec.lifecycle,
+        Lifecycle::Proposed
+    );
+    assert_eq!(
+        store.get(NS, &other).unwrap().spec.lifecycle,
+        Lifecycle::Published
+    );
+    assert!(store.finish_interrupted_moves().unwrap().is_empty());
+}
+
+#[test]
 fn a_deletion_mark_left_for_an_older_revision_does_not_mark_a_newer_one() {
     let (_tmp, path, store) = one_repository();
     let name = proposed(&store, "ws");

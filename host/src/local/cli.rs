@@ -139,6 +139,8 @@ pub fn open_repositories(dir: &Path, init: bool) -> Result<OpenedRepositories, L
         }
     }
     let store = GitRevisions::open(configs.clone())?;
+    // The lock is held: what a killed process left half moved is finished.
+    store.finish_interrupted_moves()?;
     let mut seeded = Vec::new();
     if init {
         for c in &configs {

@@ -339,6 +339,113 @@ impl GitRevisions {
     }
 }
 
+impl GitRevisions {
+    /// Finishes the lifecycle moves a killed process left half done, the
+    /// way listing already reads them, so no stale ref stays behind: a
+    /// draft branch beside the proposed branch of the same workspace is
+    /// deleted (the revision reads as proposed); a draft or proposed branch
+    /// beside the workspace's tag is deleted (it reads as published); and
+    /// a main branch still at the parent of the newest tag's commit moves
+    /// to it. Returns what it did, a line each.
+    ///
+    /// Only while no other process writes to the repositories (local
+    /// mode's directory lock): to another process in the middle of a move,
+    /// its half-made move looks the same.
+    pub fn finish_interrupted_moves(&self) -> StoreResult<Vec<String>> {
+        let mut done = Vec::new();
+        for handle in self.repos.values() {
+            let mut st = lock(handle);
+            let fixed = finish_moves(&st.repo, &handle.cfg)?;
+            if !fixed.is_empty() {
+                st.entries = None;
+                for f in &fixed {
+                    tracing::info!(repository = %handle.cfg.name, "finished an interrupted move: {f}");
+                }
+                done.extend(
+                    fixed
+                        .into_iter()
+                        .map(|f| format!("{}: {f}", handle.cfg.name)),
+                );
+            }
+        }
+        Ok(done)
+    }
+}
+
+fn finish_moves(repo: &Repository, cfg: &GitRepoConfig) -> StoreResult<Vec<String>> {
+    let mut drafts = Vec::new();
+    let mut proposed = Vec::new();
+    let mut tags: Vec<((String, String), Oid)> = Vec::new();
+    for r in repo.references().map_err(StoreError::git("listing refs"))? {
+        let r = r.map_err(StoreError::git("reading a ref"))?;
+        let Some(name) = r.name().map(str::to_string) else {
+            continue;
+        };
+        let key = |rest: &str| {
+            rest.rsplit_once('/')
+                .map(|(p, w)| (p.to_string(), w.to_string()))
+        };
+        if let Some(k) = name.strip_prefix("refs/heads/drafts/").and_then(key) {
+            drafts.push(k);
+        } else if let Some(k) = name.strip_prefix("refs/heads/proposed/").and_then(key) {
+            proposed.push(k);
+        } else if let Some(rest) = name.strip_prefix("refs/tags/") {
+            let Ok(commit) = r.peel_to_commit() else {
+                continue;
+            };
+            let Some((pkg, _)) = rest.rsplit_once('/') else {
+                continue;
+            };
+            let ws = commit
+                .message()
+                .and_then(|m| m.lines().rev().find_map(|l| l.strip_prefix("kpt:")))
+                .and_then(|j| serde_json::from_str::<KptAnnotation>(j).ok())
+                .filter(|a| a.package == pkg)
+                .map(|a| a.workspace_name);
+            if let Some(ws) = ws {
+                tags.push(((pkg.to_string(), ws), commit.id()));
+            }
+        }
+    }
+    let mut fixed = Vec::new();
+    let published = |k: &(String, String)| tags.iter().any(|(t, _)| t == k);
+    for k in &drafts {
+        if proposed.contains(k) || published(k) {
+            delete_ref(repo, &format!("refs/heads/drafts/{}/{}", k.0, k.1))?;
+            fixed.push(format!("removed the stale draft branch of {}/{}", k.0, k.1));
+        }
+    }
+    for k in &proposed {
+        if published(k) {
+            delete_ref(repo, &format!("refs/heads/proposed/{}/{}", k.0, k.1))?;
+            fixed.push(format!(
+                "removed the stale proposed branch of {}/{}",
+                k.0, k.1
+            ));
+        }
+    }
+    // A publish tags its merge commit, whose first parent is the main
+    // branch as it was, and then moves the branch there.
+    let main_ref = format!("refs/heads/{}", cfg.branch);
+    if let Ok(main) = repo.refname_to_id(&main_ref) {
+        for (k, commit) in &tags {
+            let Ok(c) = repo.find_commit(*commit) else {
+                continue;
+            };
+            if *commit != main && c.parent_id(0).ok() == Some(main) {
+                repo.reference_matching(&main_ref, *commit, true, main, "finish publish")
+                    .map_err(StoreError::git(format!("updating {}", cfg.branch)))?;
+                fixed.push(format!(
+                    "moved {} to the publish of {}/{}",
+                    cfg.branch, k.0, k.1
+                ));
+                break;
+            }
+        }
+    }
+    Ok(fixed)
+}
+
 fn lock(h: &RepoHandle) -> MutexGuard<'_, RepoState> {
     h.state.lock().unwrap_or_else(|e| e.into_inner())
 }
