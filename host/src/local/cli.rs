@@ -159,6 +159,15 @@ pub fn open_repositories(dir: &Path, init: bool) -> Result<OpenedRepositories, L
                     .and_then(|n| n.to_str())
                     .unwrap_or_default()
                     .to_string();
+                let name = crate::store::revision_name(&c.name, &package, SEED_WORKSPACE);
+                pv_core::variantset::selector::is_dns1123_subdomain(&name).map_err(|e| {
+                    StoreError::Data {
+                        context: p.display().to_string(),
+                        message: format!(
+                            "package {package:?} cannot be published: its revision would be named {name:?}, and {e}"
+                        ),
+                    }
+                })?;
                 let existing = store.list(&c.namespace, &PrFilter::package(&c.name, &package))?;
                 let name = if existing.is_empty() {
                     publish_seed(&store, &c.namespace, &c.name, &package, &p)?
@@ -183,30 +192,82 @@ pub fn open_repositories(dir: &Path, init: bool) -> Result<OpenedRepositories, L
 /// The workspace of the revision a seed package is published as.
 const SEED_WORKSPACE: &str = "v1";
 
-/// Reads a directory as package files.
+/// Largest file of a seed package that is read.
+pub const MAX_SEED_FILE: u64 = 64 << 20;
+/// Largest seed package (all its files) that is read.
+pub const MAX_SEED_PACKAGE: u64 = 256 << 20;
+
+/// Reads a seed package's directory as package files: directories and
+/// regular UTF-8 files only (a symbolic link is refused, never followed),
+/// each file at most [`MAX_SEED_FILE`] and all at most
+/// [`MAX_SEED_PACKAGE`] bytes. The walk keeps its own stack, so any depth
+/// the file system allows is read without recursion.
 pub fn read_package_dir(dir: &Path) -> Result<crate::store::Files, LocalError> {
+    let refuse = |p: &Path, message: String| {
+        LocalError::Store(StoreError::Data {
+            context: p.display().to_string(),
+            message,
+        })
+    };
     let mut files = crate::store::Files::new();
-    fn walk(root: &Path, d: &Path, files: &mut crate::store::Files) -> Result<(), LocalError> {
+    let mut total = 0u64;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
         let entries =
-            std::fs::read_dir(d).map_err(StoreError::io(format!("reading {}", d.display())))?;
-        for e in entries.filter_map(Result::ok) {
+            std::fs::read_dir(&d).map_err(StoreError::io(format!("reading {}", d.display())))?;
+        for e in entries {
+            let e = e.map_err(StoreError::io(format!("reading {}", d.display())))?;
             let p = e.path();
-            if p.is_dir() {
-                walk(root, &p, files)?;
-            } else {
-                let rel = p
-                    .strip_prefix(root)
-                    .unwrap_or(&p)
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                let text = std::fs::read_to_string(&p)
-                    .map_err(StoreError::io(format!("reading {}", p.display())))?;
-                files.insert(rel, text);
+            let kind = e
+                .file_type()
+                .map_err(StoreError::io(format!("reading {}", p.display())))?;
+            if kind.is_symlink() {
+                return Err(refuse(
+                    &p,
+                    "a symbolic link: a seed package holds directories and regular files only, and links are not followed".into(),
+                ));
             }
+            if kind.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            if !kind.is_file() {
+                return Err(refuse(&p, "not a regular file".into()));
+            }
+            let len = e
+                .metadata()
+                .map_err(StoreError::io(format!("reading {}", p.display())))?
+                .len();
+            if len > MAX_SEED_FILE {
+                return Err(refuse(
+                    &p,
+                    format!(
+                        "{len} bytes, more than the {} MiB a package file may have",
+                        MAX_SEED_FILE >> 20
+                    ),
+                ));
+            }
+            total += len;
+            if total > MAX_SEED_PACKAGE {
+                return Err(refuse(
+                    dir,
+                    format!(
+                        "more than the {} MiB a package may have",
+                        MAX_SEED_PACKAGE >> 20
+                    ),
+                ));
+            }
+            let rel = p
+                .strip_prefix(dir)
+                .unwrap_or(&p)
+                .to_string_lossy()
+                .replace('\\', "/");
+            let bytes =
+                std::fs::read(&p).map_err(StoreError::io(format!("reading {}", p.display())))?;
+            let text = String::from_utf8(bytes).map_err(|_| refuse(&p, "not UTF-8 text".into()))?;
+            files.insert(rel, text);
         }
-        Ok(())
     }
-    walk(dir, dir, &mut files)?;
     Ok(files)
 }
 

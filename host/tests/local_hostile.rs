@@ -1,0 +1,96 @@
+//! Hostile seed packages in local mode (`DIR/packages/<repo>/<package>/`):
+//! each is refused with an error naming the file or package, no link is
+//! followed, and nothing is published from it.
+
+use std::path::Path;
+
+use porch_variants::local::cli::{open_repositories, read_package_dir, MAX_SEED_FILE};
+use porch_variants::store::{PackageRevisionStore, PrFilter};
+
+const REPO: &str =
+    "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: blueprints\n";
+const KPTFILE: &str = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: web\n";
+
+/// A directory with the `blueprints` Repository and a seed package `pkg`
+/// holding a Kptfile.
+fn fleet(pkg: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("fleet");
+    let seed = root.join("packages/blueprints").join(pkg);
+    std::fs::create_dir_all(&seed).unwrap();
+    std::fs::write(root.join("repositories.yaml"), REPO).unwrap();
+    std::fs::write(seed.join("Kptfile"), KPTFILE).unwrap();
+    (tmp, seed)
+}
+
+/// `--init` fails with an error containing each of `needles`, and nothing
+/// is published.
+fn refused(root: &Path, needles: &[&str]) {
+    let err = match open_repositories(root, true) {
+        Ok(_) => panic!("the hostile seed package was published"),
+        Err(e) => e.to_string(),
+    };
+    for n in needles {
+        assert!(err.contains(n), "{n:?} missing from: {err}");
+    }
+    let opened = open_repositories(root, false).expect("the repository itself is fine");
+    let prs = opened.store.list("default", &PrFilter::default()).unwrap();
+    assert!(prs.is_empty(), "published: {prs:?}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symbolic_link_in_a_seed_package_is_refused_not_followed() {
+    let (tmp, seed) = fleet("web");
+    let secret = tmp.path().join("secret.yaml");
+    std::fs::write(&secret, "kind: Secret\n").unwrap();
+    std::os::unix::fs::symlink(&secret, seed.join("leak.yaml")).unwrap();
+    refused(&tmp.path().join("fleet"), &["leak.yaml", "symbolic link"]);
+    // A link to a directory (here: to the whole temporary tree) too.
+    std::fs::remove_file(seed.join("leak.yaml")).unwrap();
+    std::os::unix::fs::symlink(tmp.path(), seed.join("everything")).unwrap();
+    refused(&tmp.path().join("fleet"), &["everything", "symbolic link"]);
+}
+
+#[test]
+fn a_file_over_the_limit_is_refused_without_reading_it() {
+    let (tmp, seed) = fleet("web");
+    // Sparse: the limit is judged on the size, before any byte is read.
+    let big = std::fs::File::create(seed.join("big.yaml")).unwrap();
+    big.set_len(MAX_SEED_FILE + 1).unwrap();
+    refused(
+        &tmp.path().join("fleet"),
+        &["big.yaml", "more than the 64 MiB"],
+    );
+}
+
+#[test]
+fn a_package_name_that_cannot_name_a_revision_is_refused() {
+    let (tmp, _seed) = fleet("Web App");
+    refused(
+        &tmp.path().join("fleet"),
+        &["\"Web App\"", "cannot be published"],
+    );
+}
+
+#[test]
+fn a_file_that_is_not_text_is_refused() {
+    let (tmp, seed) = fleet("web");
+    std::fs::write(seed.join("blob.yaml"), [0xff, 0xfe, 0x00]).unwrap();
+    refused(&tmp.path().join("fleet"), &["blob.yaml", "not UTF-8"]);
+}
+
+#[test]
+fn deep_directories_are_read_without_recursion() {
+    let (_tmp, seed) = fleet("web");
+    // As deep as paths allow here (each level adds two characters).
+    let mut deep = seed.clone();
+    for _ in 0..1_500 {
+        deep.push("d");
+    }
+    std::fs::create_dir_all(&deep).unwrap();
+    std::fs::write(deep.join("cm.yaml"), "kind: ConfigMap\n").unwrap();
+    let files = read_package_dir(&seed).unwrap();
+    assert_eq!(files.len(), 2);
+    assert!(files.keys().any(|k| k.matches("d/").count() == 1_500));
+}
