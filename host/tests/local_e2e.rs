@@ -1005,6 +1005,51 @@ fn interrupted_moves_are_finished_and_leave_no_stale_ref() {
 }
 
 #[test]
+fn links_and_submodules_in_a_packages_git_tree_are_refused() {
+    let (_tmp, path, store) = one_repository();
+    let name = proposed(&store, "ws");
+    let git = git2::Repository::open_bare(&path).unwrap();
+    let branch = "refs/heads/proposed/web/ws";
+    let head = git
+        .find_reference(branch)
+        .unwrap()
+        .peel_to_commit()
+        .unwrap();
+    let target = git.blob(b"/etc/passwd").unwrap();
+    for (entry, mode, why) in [
+        ("leak.yaml", git2::FileMode::Link, "symbolic link"),
+        ("sub", git2::FileMode::Commit, "submodule"),
+    ] {
+        // Another tool adds the entry inside the package's directory.
+        let root = head.tree().unwrap();
+        let web = git.find_tree(root.get_name("web").unwrap().id()).unwrap();
+        let mut b = git.treebuilder(Some(&web)).unwrap();
+        let id = if mode == git2::FileMode::Commit {
+            head.id()
+        } else {
+            target
+        };
+        b.insert(entry, id, i32::from(mode)).unwrap();
+        let web = b.write().unwrap();
+        let mut rb = git.treebuilder(Some(&root)).unwrap();
+        rb.insert("web", web, i32::from(git2::FileMode::Tree))
+            .unwrap();
+        let tree = git.find_tree(rb.write().unwrap()).unwrap();
+        let sig = git2::Signature::now("other", "other@example.com").unwrap();
+        let commit = git
+            .commit(None, &sig, &sig, "add", &tree, &[&head])
+            .unwrap();
+        git.reference(branch, commit, true, "other tool").unwrap();
+        let fresh = GitRevisions::open(store_configs(&path)).unwrap();
+        let err = fresh.resources(NS, &name).unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("web/{entry}")) && err.contains(why),
+            "{err}"
+        );
+    }
+}
+
+#[test]
 fn a_deletion_mark_left_for_an_older_revision_does_not_mark_a_newer_one() {
     let (_tmp, path, store) = one_repository();
     let name = proposed(&store, "ws");

@@ -651,8 +651,31 @@ fn read_files(repo: &Repository, commit: Oid, path: &str) -> StoreResult<Files> 
     };
     let mut err = None;
     sub.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+        let entry_name = entry.name().unwrap_or_default();
+        let name = format!("{dir}{entry_name}");
+        // A package holds directories and regular files. A tree written
+        // by other tools may hold links, submodules or names that would
+        // lead out of the package: refuse them rather than read them as
+        // files.
+        let mode = entry.filemode();
+        let refuse = if matches!(entry_name, "" | "." | ".." | ".git") || entry_name.contains('\\')
+        {
+            Some("a name that cannot be a package file")
+        } else if mode == i32::from(git2::FileMode::Link) {
+            Some("a symbolic link; packages hold regular files only")
+        } else if mode == i32::from(git2::FileMode::Commit) {
+            Some("a submodule; packages hold regular files only")
+        } else {
+            None
+        };
+        if let Some(why) = refuse {
+            err = Some(StoreError::Data {
+                context: format!("{path}/{name}"),
+                message: why.to_string(),
+            });
+            return git2::TreeWalkResult::Abort;
+        }
         if entry.kind() == Some(ObjectType::Blob) {
-            let name = format!("{dir}{}", entry.name().unwrap_or_default());
             match repo.find_blob(entry.id()) {
                 Ok(b) => match String::from_utf8(b.content().to_vec()) {
                     Ok(s) => {
@@ -670,6 +693,7 @@ fn read_files(repo: &Repository, commit: Oid, path: &str) -> StoreResult<Files> 
         }
         git2::TreeWalkResult::Ok
     })
+    .or_else(|e| if err.is_some() { Ok(()) } else { Err(e) })
     .map_err(StoreError::git(format!("walking {path}")))?;
     match err {
         Some(e) => Err(e),
