@@ -396,13 +396,7 @@ fn finish_moves(repo: &Repository, cfg: &GitRepoConfig) -> StoreResult<Vec<Strin
             let Some((pkg, _)) = rest.rsplit_once('/') else {
                 continue;
             };
-            let ws = commit
-                .message()
-                .and_then(|m| m.lines().rev().find_map(|l| l.strip_prefix("kpt:")))
-                .and_then(|j| serde_json::from_str::<KptAnnotation>(j).ok())
-                .filter(|a| a.package == pkg)
-                .map(|a| a.workspace_name);
-            if let Some(ws) = ws {
+            if let Some(ws) = tag_workspace(&commit, pkg) {
                 tags.push(((pkg.to_string(), ws), commit.id()));
             }
         }
@@ -444,6 +438,17 @@ fn finish_moves(repo: &Repository, cfg: &GitRepoConfig) -> StoreResult<Vec<Strin
         }
     }
     Ok(fixed)
+}
+
+/// The workspace a tag's commit was published from, by the commit
+/// message's `kpt:` annotation for `pkg`.
+fn tag_workspace(commit: &git2::Commit<'_>, pkg: &str) -> Option<String> {
+    commit
+        .message()
+        .and_then(|m| m.lines().rev().find_map(|l| l.strip_prefix("kpt:")))
+        .and_then(|j| serde_json::from_str::<KptAnnotation>(j).ok())
+        .filter(|a| a.package == pkg)
+        .map(|a| a.workspace_name)
 }
 
 fn lock(h: &RepoHandle) -> MutexGuard<'_, RepoState> {
@@ -537,13 +542,7 @@ fn scan(cfg: &GitRepoConfig, repo: &Repository) -> StoreResult<Vec<Entry>> {
             let Some(n) = v.strip_prefix('v').and_then(|n| n.parse::<i64>().ok()) else {
                 continue;
             };
-            let ws = commit
-                .message()
-                .and_then(|m| m.lines().rev().find_map(|l| l.strip_prefix("kpt:")))
-                .and_then(|j| serde_json::from_str::<KptAnnotation>(j).ok())
-                .filter(|a| a.package == pkg)
-                .map(|a| a.workspace_name)
-                .unwrap_or_else(|| v.to_string());
+            let ws = tag_workspace(&commit, pkg).unwrap_or_else(|| v.to_string());
             published.insert((pkg.to_string(), ws), (n, commit.id(), rest.to_string()));
         }
     }
