@@ -146,3 +146,21 @@ fn a_wasm_function_that_returns_100_mib_is_stopped_at_the_output_limit() {
         &["example.com/hostile:v1", "more than the limit"],
     );
 }
+
+#[test]
+fn a_resource_file_over_the_limit_is_refused_before_it_is_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("pkg");
+    package(&dir, WORKING, "none");
+    // Sparse, 1 GiB: refused on its size.
+    let big = std::fs::File::create(dir.join("big.yaml")).unwrap();
+    big.set_len(1 << 30).unwrap();
+    let r = render(&dir, &[]);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("big.yaml") && r.stderr.contains("more than the 64 MiB a render reads"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.took < Duration::from_secs(20), "{:?}", r.took);
+}

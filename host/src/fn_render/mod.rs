@@ -71,13 +71,31 @@ pub enum PackageIoError {
         /// The file.
         path: PathBuf,
     },
+    /// A resource file, or all of them, is larger than a render reads.
+    #[error("{path}: {size} bytes, more than the {} MiB a render reads", .limit >> 20)]
+    TooLarge {
+        /// The file (the package directory for the total).
+        path: PathBuf,
+        /// Its size (or the total so far).
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
 }
+
+/// Largest resource file a render reads.
+pub const MAX_RESOURCE_FILE: u64 = 64 << 20;
+/// Largest total of resource files a render reads.
+pub const MAX_PACKAGE: u64 = 256 << 20;
 
 /// Reads the files render may read under `dir`: `Kptfile`s, `*.yaml`,
 /// `*.yml`, `*.json` and `.krmignore` (other files are never touched).
-/// Symbolic links are not followed; `.git` is skipped.
+/// Symbolic links are not followed; `.git` is skipped. A resource file over
+/// [`MAX_RESOURCE_FILE`] or a package over [`MAX_PACKAGE`] is refused on its
+/// size, before it is read.
 pub fn read_package(dir: &Path) -> Result<render::Files, PackageIoError> {
     let mut files = render::Files::new();
+    let mut total = 0u64;
     let mut stack = vec![(dir.to_path_buf(), String::new())];
     while let Some((abs, rel)) = stack.pop() {
         let entries = std::fs::read_dir(&abs).map_err(|source| PackageIoError::Read {
@@ -102,6 +120,28 @@ pub fn read_package(dir: &Path) -> Result<render::Files, PackageIoError> {
             } else if ty.is_file()
                 && (render::package::is_krm_file_name(&name) || name == ".krmignore")
             {
+                let size = entry
+                    .metadata()
+                    .map_err(|source| PackageIoError::Read {
+                        path: entry.path(),
+                        source,
+                    })?
+                    .len();
+                if size > MAX_RESOURCE_FILE {
+                    return Err(PackageIoError::TooLarge {
+                        path: entry.path(),
+                        size,
+                        limit: MAX_RESOURCE_FILE,
+                    });
+                }
+                total += size;
+                if total > MAX_PACKAGE {
+                    return Err(PackageIoError::TooLarge {
+                        path: dir.to_path_buf(),
+                        size: total,
+                        limit: MAX_PACKAGE,
+                    });
+                }
                 let bytes = std::fs::read(entry.path()).map_err(|source| PackageIoError::Read {
                     path: entry.path(),
                     source,
