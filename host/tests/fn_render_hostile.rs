@@ -164,3 +164,30 @@ fn a_resource_file_over_the_limit_is_refused_before_it_is_read() {
     );
     assert!(r.took < Duration::from_secs(20), "{:?}", r.took);
 }
+
+#[test]
+fn a_hundred_thousand_files_stop_at_the_components_memory_limit_with_nothing_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("pkg");
+    package(&dir, WORKING, "none");
+    for i in 0..100_000 {
+        let sub = dir.join(format!("d{:03}", i / 1000));
+        if i % 1000 == 0 {
+            std::fs::create_dir_all(&sub).unwrap();
+        }
+        std::fs::write(
+            sub.join(format!("cm{i}.yaml")),
+            format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm{i}\n"),
+        )
+        .unwrap();
+    }
+    let r = render(&dir, &[]);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("more than the limit") && r.stderr.contains("memory"),
+        "{}",
+        r.stderr
+    );
+    let one = std::fs::read_to_string(dir.join("d050/cm50000.yaml")).unwrap();
+    assert!(!one.contains("namespace"), "nothing is written: {one}");
+}
