@@ -1,6 +1,7 @@
 //! SIGKILL at points spread over the main job's writing commands, on a fleet
 //! of repositories: `local --init`, a reconcile that changes every draft,
-//! and `rpkg propose --all` / `rpkg approve --all`. After each kill the same
+//! and every `rpkg` verb with `--all` (propose, reject, propose again,
+//! approve, propose-delete, delete). After each kill the same
 //! command runs again to completion, and the directory must then hold
 //! exactly what an uninterrupted run leaves (every ref and the files it
 //! points at), with one draft per variant, `git fsck` clean, no leftover
@@ -9,7 +10,8 @@
 //! `PV_KILL_REPOS` (default 200) sets the fleet size and `PV_KILL_POINTS`
 //! (default 1) the kill points per phase; the long campaign reported in
 //! docs/performance.md runs this test with more points.
-//! `PV_KILL_BIN` names the binary to run instead of the one cargo built.
+//! `PV_KILL_BIN` names the binary to run instead of the one cargo built;
+//! `PV_KILL_PHASES` (indices, `6,7`) kills in those phases only.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -110,7 +112,10 @@ enum Step {
     Init,
     Reconcile,
     Propose,
+    Reject,
     Approve,
+    ProposeDelete,
+    Delete,
 }
 
 impl Step {
@@ -120,7 +125,10 @@ impl Step {
             Step::Init => &["local", "--init", "--no-progress", "--output", "json", &d],
             Step::Reconcile => &["local", "--no-progress", "--output", "json", &d],
             Step::Propose => &["rpkg", "--dir", &d, "propose", "--all"],
+            Step::Reject => &["rpkg", "--dir", &d, "reject", "--all"],
             Step::Approve => &["rpkg", "--dir", &d, "approve", "--all"],
+            Step::ProposeDelete => &["rpkg", "--dir", &d, "propose-delete", "--all"],
+            Step::Delete => &["rpkg", "--dir", &d, "delete", "--all"],
         };
         v.iter().map(|s| s.to_string()).collect()
     }
@@ -218,9 +226,9 @@ fn snapshot(dir: &Path) -> Snapshot {
     snap
 }
 
-/// The invariants every converged directory holds, besides equality with
-/// the uninterrupted run.
-fn check_invariants(dir: &Path, n: usize, label: &str) {
+/// What every directory holds after a command ran to completion: no
+/// leftover build directory and `git fsck` clean.
+fn check_repositories(dir: &Path, label: &str) {
     let repos = dir.join("repos");
     let leftovers: Vec<_> = std::fs::read_dir(&repos)
         .unwrap()
@@ -243,6 +251,12 @@ fn check_invariants(dir: &Path, n: usize, label: &str) {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+}
+
+/// What a fleet whose variants have their revisions holds: one revision
+/// of `web` per site repository, never two, and a next run that writes
+/// nothing.
+fn check_fleet(dir: &Path, n: usize, label: &str) {
     // One revision of `web` per site repository, never two.
     let list = Command::new(bin())
         .args(["rpkg", "--dir"])
@@ -291,16 +305,21 @@ fn sigkill_anywhere_in_the_main_job_then_a_rerun_converges_to_the_uninterrupted_
 
     // The uninterrupted run, phase by phase: the state before each phase is
     // kept to start the killed runs from, and the state after to compare.
-    let phases: [(Step, Prepare); 4] = [
-        (Step::Init, |_| {}),
-        (Step::Reconcile, |d| set_wave(d, 2)),
-        (Step::Propose, |_| {}),
-        (Step::Approve, |_| {}),
+    // The fleet invariants hold until the revisions' deletion is proposed.
+    let phases: [(Step, Prepare, bool); 8] = [
+        (Step::Init, |_| {}, true),
+        (Step::Reconcile, |d| set_wave(d, 2), true),
+        (Step::Propose, |_| {}, true),
+        (Step::Reject, |_| {}, true),
+        (Step::Propose, |_| {}, true),
+        (Step::Approve, |_| {}, true),
+        (Step::ProposeDelete, |_| {}, false),
+        (Step::Delete, |_| {}, false),
     ];
     let mut before = Vec::new();
     let mut after = Vec::new();
     let mut took = Vec::new();
-    for (i, (step, prepare)) in phases.iter().enumerate() {
+    for (i, (step, prepare, fleet)) in phases.iter().enumerate() {
         prepare(&reference);
         let start_state = tmp.path().join(format!("before-{i}"));
         cp(&reference, &start_state);
@@ -309,11 +328,22 @@ fn sigkill_anywhere_in_the_main_job_then_a_rerun_converges_to_the_uninterrupted_
         run(*step, &reference);
         took.push(start.elapsed());
         after.push(snapshot(&reference));
+        let label = format!("uninterrupted {step:?}");
+        check_repositories(&reference, &label);
+        if *fleet {
+            check_fleet(&reference, n, &label);
+        }
     }
-    check_invariants(&reference, n, "uninterrupted");
 
     let mut killed = 0;
-    for (i, (step, _)) in phases.iter().enumerate() {
+    // `PV_KILL_PHASES=6,7` kills only in those phases.
+    let only: Option<Vec<usize>> = std::env::var("PV_KILL_PHASES")
+        .ok()
+        .map(|v| v.split(',').filter_map(|x| x.trim().parse().ok()).collect());
+    for (i, (step, _, fleet)) in phases.iter().enumerate() {
+        if only.as_ref().is_some_and(|o| !o.contains(&i)) {
+            continue;
+        }
         for k in 0..points {
             let dir = tmp.path().join(format!("run-{i}-{k}"));
             cp(&before[i], &dir);
@@ -332,15 +362,26 @@ fn sigkill_anywhere_in_the_main_job_then_a_rerun_converges_to_the_uninterrupted_
                 .collect();
             if let Some(first) = differ.first() {
                 let (a, b) = (&got.get(*first), &after[i].get(*first));
-                panic!("{label}: refs differ: {differ:?}; first:\n{a:#?}\nuninterrupted:\n{b:#?}");
+                let repo = first.split(' ').next().unwrap_or_default();
+                let refs = Command::new("git")
+                    .args(["for-each-ref", "--format=%(refname) %(objectname:short)"])
+                    .current_dir(dir.join("repos").join(repo))
+                    .output()
+                    .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+                    .unwrap_or_default();
+                panic!("{label}: refs differ: {differ:?}; refs of {repo}:\n{refs}\nfirst:\n{a:#?}\nuninterrupted:\n{b:#?}");
             }
-            check_invariants(&dir, n, &label);
+            check_repositories(&dir, &label);
+            if *fleet {
+                check_fleet(&dir, n, &label);
+            }
             std::fs::remove_dir_all(&dir).unwrap();
         }
     }
+    let phases_run = only.as_ref().map_or(phases.len(), Vec::len);
     eprintln!(
         "{n} repositories, {} kill points, {killed} killed before finishing; phases took {took:?}",
-        phases.len() * points
+        phases_run * points
     );
     assert!(killed > 0, "no run was killed before it finished");
 }

@@ -980,9 +980,20 @@ fn interrupted_moves_are_finished_and_leave_no_stale_ref() {
         .is_err());
     std::fs::remove_file(&lock).unwrap();
     let main_before = git.refname_to_id("refs/heads/main").unwrap();
+    // A delete killed after the tag went: the deletion mark is left.
+    git.reference(
+        "refs/heads/deletionProposed/web/c",
+        main_before,
+        false,
+        "leftover",
+    )
+    .unwrap();
 
     let done = store.finish_interrupted_moves().unwrap();
-    assert_eq!(done.len(), 3, "{done:?}");
+    assert_eq!(done.len(), 4, "{done:?}");
+    assert!(git
+        .find_reference("refs/heads/deletionProposed/web/c")
+        .is_err());
     assert!(git.find_reference("refs/heads/drafts/web/a").is_err());
     assert!(git.find_reference("refs/heads/proposed/web/b").is_err());
     let tag = git

@@ -344,7 +344,8 @@ impl GitRevisions {
     /// way listing already reads them, so no stale ref stays behind: a
     /// draft branch beside the proposed branch of the same workspace is
     /// deleted (the revision reads as proposed); a draft or proposed branch
-    /// beside the workspace's tag is deleted (it reads as published); and
+    /// beside the workspace's tag is deleted (it reads as published); a
+    /// deletion mark whose tag is gone is deleted (the revision was); and
     /// a main branch still at the parent of the newest tag's commit moves
     /// to it. Returns what it did, a line each.
     ///
@@ -375,6 +376,7 @@ impl GitRevisions {
 fn finish_moves(repo: &Repository, cfg: &GitRepoConfig) -> StoreResult<Vec<String>> {
     let mut drafts = Vec::new();
     let mut proposed = Vec::new();
+    let mut marks = Vec::new();
     let mut tags: Vec<((String, String), Oid)> = Vec::new();
     for r in repo.references().map_err(StoreError::git("listing refs"))? {
         let r = r.map_err(StoreError::git("reading a ref"))?;
@@ -389,6 +391,11 @@ fn finish_moves(repo: &Repository, cfg: &GitRepoConfig) -> StoreResult<Vec<Strin
             drafts.push(k);
         } else if let Some(k) = name.strip_prefix("refs/heads/proposed/").and_then(key) {
             proposed.push(k);
+        } else if let Some(k) = name
+            .strip_prefix("refs/heads/deletionProposed/")
+            .and_then(key)
+        {
+            marks.push(k);
         } else if let Some(rest) = name.strip_prefix("refs/tags/") {
             let Ok(commit) = r.peel_to_commit() else {
                 continue;
@@ -414,6 +421,19 @@ fn finish_moves(repo: &Repository, cfg: &GitRepoConfig) -> StoreResult<Vec<Strin
             delete_ref(repo, &format!("refs/heads/proposed/{}/{}", k.0, k.1))?;
             fixed.push(format!(
                 "removed the stale proposed branch of {}/{}",
+                k.0, k.1
+            ));
+        }
+    }
+    // A delete stopped after the tag went leaves the deletion mark.
+    for k in &marks {
+        if !published(k) {
+            delete_ref(
+                repo,
+                &format!("refs/heads/deletionProposed/{}/{}", k.0, k.1),
+            )?;
+            fixed.push(format!(
+                "removed the deletion mark of deleted {}/{}",
                 k.0, k.1
             ));
         }
@@ -1016,6 +1036,13 @@ impl GitRevisions {
     }
 }
 
+/// Whether `commit`'s tree holds the directory `path`.
+fn package_in(repo: &Repository, commit: Oid, path: &str) -> bool {
+    repo.find_commit(commit)
+        .and_then(|c| c.tree())
+        .is_ok_and(|t| t.get_path(Path::new(path)).is_ok())
+}
+
 fn delete_ref(repo: &Repository, name: &str) -> StoreResult<()> {
     match repo.find_reference(name) {
         Ok(mut r) => r
@@ -1298,18 +1325,18 @@ impl PackageRevisionStore for GitRevisions {
                 )))
             }
             Lifecycle::DeletionProposed => {
-                // The branch first: stopped between the two, the revision
-                // is published again, never a deletion mark left for a
-                // later revision of the workspace.
-                delete_ref(repo, &format!("refs/heads/deletionProposed/{pkg}/{ws}"))?;
-                delete_ref(repo, &format!("refs/tags/{pkg}/v{}", e.pr.spec.revision))?;
+                // The package leaves main first, then the tag goes, then the
+                // deletion mark. Stopped anywhere, the revision still reads
+                // as deletion-proposed (and deleting it again finishes), or
+                // it is gone and at most its mark is left, which the next
+                // command removes (`finish_interrupted_moves`).
                 let others = entries.iter().any(|x| {
                     x.pr.spec.package_name == *pkg
                         && x.pr.metadata.name != name
                         && x.pr.spec.lifecycle.is_published()
                 });
-                if !others {
-                    let main = self.main_head(repo, &h.cfg)?;
+                let main = self.main_head(repo, &h.cfg)?;
+                if !others && package_in(repo, main, &pkg_path(&h.cfg, pkg)) {
                     let msg = format!(
                         "Delete {pkg}\n\n{}",
                         annotation(pkg, ws, e.pr.spec.revision)
@@ -1325,6 +1352,8 @@ impl PackageRevisionStore for GitRevisions {
                     )
                     .map_err(StoreError::git(format!("updating {}", h.cfg.branch)))?;
                 }
+                delete_ref(repo, &format!("refs/tags/{pkg}/v{}", e.pr.spec.revision))?;
+                delete_ref(repo, &format!("refs/heads/deletionProposed/{pkg}/{ws}"))?;
             }
             _ => {
                 delete_ref(repo, &format!("refs/heads/drafts/{pkg}/{ws}"))?;
