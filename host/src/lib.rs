@@ -9,3 +9,4 @@ pub mod local;
 pub mod reconcile;
 pub mod runtime;
 pub mod store;
+mod wasm_engine;

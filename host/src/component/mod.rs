@@ -33,13 +33,13 @@ pub mod native;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{mpsc, Mutex};
-use std::thread::JoinHandle;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::wasm_engine::EpochTicker;
 use wasmtime::component::types::ComponentItem;
 use wasmtime::component::{Component, Linker};
-use wasmtime::{Cache, CacheConfig, Config, Engine, ResourceLimiter, Store, Trap};
+use wasmtime::{Config, Engine, ResourceLimiter, Store, Trap};
 
 pub use bindings::types;
 use bindings::{PorchVariants, PorchVariantsPre};
@@ -191,39 +191,6 @@ pub struct ExportInfo {
     pub returns: bool,
 }
 
-/// Increments the engine's epoch every [`EPOCH_TICK`] until dropped.
-struct EpochTicker {
-    stop: Option<mpsc::Sender<()>>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl EpochTicker {
-    fn start(engine: &Engine) -> std::io::Result<Self> {
-        let (stop, stopped) = mpsc::channel::<()>();
-        let engine = engine.clone();
-        let thread = std::thread::Builder::new()
-            .name("pv-component-epoch".into())
-            .spawn(move || {
-                while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(EPOCH_TICK) {
-                    engine.increment_epoch();
-                }
-            })?;
-        Ok(EpochTicker {
-            stop: Some(stop),
-            thread: Some(thread),
-        })
-    }
-}
-
-impl Drop for EpochTicker {
-    fn drop(&mut self) {
-        drop(self.stop.take());
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
-
 /// Instances kept for later calls, at most.
 const MAX_IDLE: usize = 2;
 
@@ -282,27 +249,7 @@ impl CoreComponent {
         wasm_config
             .consume_fuel(config.fuel.is_some())
             .epoch_interruption(config.timeout.is_some());
-        let cache_config = match &config.cache {
-            CodeCache::Disabled => None,
-            CodeCache::UserDefault => Some(CacheConfig::new()),
-            CodeCache::Directory(dir) => {
-                let mut cache_config = CacheConfig::new();
-                cache_config.with_directory(dir);
-                Some(cache_config)
-            }
-        };
-        if let Some(cache_config) = cache_config {
-            // Without a usable cache directory start-up compiles every time,
-            // which is slower but works.
-            match Cache::new(cache_config) {
-                Ok(cache) => {
-                    wasm_config.cache(Some(cache));
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "no code cache: the component is compiled at every start-up")
-                }
-            }
-        }
+        crate::wasm_engine::use_code_cache(&mut wasm_config, &config.cache, "the component is");
         let engine = Engine::new(&wasm_config).map_err(|e| setup("creating the engine", &e))?;
         let component =
             Component::new(&engine, bytes).map_err(|e| setup("compiling the component", &e))?;
@@ -314,7 +261,8 @@ impl CoreComponent {
             .map_err(|e| setup("checking the component's exports", &e))?;
         let ticker = match config.timeout {
             Some(_) => Some(
-                EpochTicker::start(&engine).map_err(|e| setup("starting the epoch ticker", &e))?,
+                EpochTicker::start(&engine, EPOCH_TICK, "pv-component-epoch")
+                    .map_err(|e| setup("starting the epoch ticker", &e))?,
             ),
             None => None,
         };

@@ -55,13 +55,13 @@ mod js;
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{mpsc, Arc, Mutex};
-use std::thread::JoinHandle;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use wasmtime::{Cache, CacheConfig, Config, Engine, InstancePre, Linker, Module};
+use wasmtime::{Config, Engine, InstancePre, Linker, Module};
 
 use crate::component::CodeCache;
+use crate::wasm_engine::EpochTicker;
 pub use directory::{FunctionDirectory, ImageRef, ModuleSource};
 pub use error::WasmFnError;
 use gojs::HostState;
@@ -160,39 +160,6 @@ impl std::fmt::Debug for GoWasmModule {
     }
 }
 
-/// Increments the engine's epoch every [`EPOCH_TICK`] until dropped.
-struct EpochTicker {
-    stop: Option<mpsc::Sender<()>>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl EpochTicker {
-    fn start(engine: &Engine) -> std::io::Result<Self> {
-        let (stop, stopped) = mpsc::channel::<()>();
-        let engine = engine.clone();
-        let thread = std::thread::Builder::new()
-            .name("pv-gojs-epoch".into())
-            .spawn(move || {
-                while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(EPOCH_TICK) {
-                    engine.increment_epoch();
-                }
-            })?;
-        Ok(EpochTicker {
-            stop: Some(stop),
-            thread: Some(thread),
-        })
-    }
-}
-
-impl Drop for EpochTicker {
-    fn drop(&mut self) {
-        drop(self.stop.take());
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
-
 /// Runs Go js/wasm KRM function modules (see the module documentation).
 /// Share it between threads: runs take `&self` and run in parallel.
 pub struct GoWasmRuntime {
@@ -227,28 +194,12 @@ impl GoWasmRuntime {
             |what: &str, e: &dyn std::fmt::Display| WasmFnError::Setup(format!("{what}: {e}"));
         let mut config = Config::new();
         config.consume_fuel(true).epoch_interruption(true);
-        let cache_config = match &cache {
-            CodeCache::Disabled => None,
-            CodeCache::UserDefault => Some(CacheConfig::new()),
-            CodeCache::Directory(dir) => {
-                let mut c = CacheConfig::new();
-                c.with_directory(dir);
-                Some(c)
-            }
-        };
-        if let Some(cache_config) = cache_config {
-            match Cache::new(cache_config) {
-                Ok(cache) => {
-                    config.cache(Some(cache));
-                }
-                Err(e) => tracing::warn!(error = %e, "no code cache for wasm functions"),
-            }
-        }
+        crate::wasm_engine::use_code_cache(&mut config, &cache, "wasm functions are");
         let engine = Engine::new(&config).map_err(|e| setup("creating the engine", &e))?;
         let mut linker = Linker::new(&engine);
         gojs::define_imports(&mut linker).map_err(|e| setup("defining the imports", &e))?;
-        let ticker =
-            EpochTicker::start(&engine).map_err(|e| setup("starting the epoch ticker", &e))?;
+        let ticker = EpochTicker::start(&engine, EPOCH_TICK, "pv-gojs-epoch")
+            .map_err(|e| setup("starting the epoch ticker", &e))?;
         Ok(GoWasmRuntime {
             engine,
             linker,
