@@ -20,6 +20,7 @@
 pub mod labels;
 pub mod mergekey;
 pub mod readiness;
+pub mod reconcile;
 pub mod render;
 pub mod source;
 

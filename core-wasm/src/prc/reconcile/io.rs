@@ -1,0 +1,354 @@
+//! The reconcile's conversation with the host: every read and write the
+//! controller makes is a [`Call`]; the host makes it and gives back an
+//! [`Answer`]. The core keeps no state between steps: each step replays
+//! the reconcile from the start over the answers given so far and stops at
+//! the first call that has no answer yet ([`Io::call`]).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::api::package_revision::v1alpha2::GitSource;
+use crate::api::package_revision::{GitLock, Locator};
+use crate::api::Lifecycle;
+
+/// A package's files: path relative to the package root → text.
+pub type Files = BTreeMap<String, String>;
+
+/// A Repository by namespace and name (`RepositoryKey`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RepoKey {
+    /// Namespace of the Repository object.
+    pub namespace: String,
+    /// Name of the Repository object.
+    pub name: String,
+}
+
+/// A package revision in a repository: which repository, package and
+/// workspace.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RevisionKey {
+    /// The repository.
+    pub repository: RepoKey,
+    /// Package path inside the repository.
+    pub package: String,
+    /// Workspace of the revision.
+    pub workspace: String,
+}
+
+/// One read or write of the controller, in the order the controller makes
+/// them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "call",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum Call {
+    /// Get a v1alpha2 PackageRevision through the (possibly lagging) cache.
+    /// Answer: the object.
+    GetPackageRevision {
+        /// Namespace.
+        namespace: String,
+        /// Name.
+        name: String,
+    },
+    /// Get a PackageRevision past every cache (the API server's current
+    /// object). Answer: the object.
+    ReadPackageRevision {
+        /// Namespace.
+        namespace: String,
+        /// Name.
+        name: String,
+    },
+    /// Get a Repository. Answer: the object.
+    GetRepository {
+        /// Namespace.
+        namespace: String,
+        /// Name.
+        name: String,
+    },
+    /// A JSON merge patch of a PackageRevision's metadata (finalizers,
+    /// owner references, labels). Answer: null.
+    MergePatch {
+        /// Namespace.
+        namespace: String,
+        /// Name.
+        name: String,
+        /// The merge patch.
+        patch: Value,
+    },
+    /// Server-side apply of the status, as `field_manager`, forced. Answer:
+    /// null.
+    ApplyStatus {
+        /// The field manager.
+        field_manager: String,
+        /// The applied object (name, namespace and the owned fields).
+        object: Value,
+    },
+    /// Server-side apply of the spec, as `field_manager`, forced. Answer:
+    /// null.
+    ApplySpec {
+        /// The field manager.
+        field_manager: String,
+        /// The applied object.
+        object: Value,
+    },
+    /// The PackageRevisions of one package in one repository. Answer: a
+    /// list of objects.
+    ListPackageRevisions {
+        /// Namespace.
+        namespace: String,
+        /// `spec.repository`.
+        repository: String,
+        /// `spec.packageName`.
+        package_name: String,
+    },
+    /// A revision's content (`GetPackageContent`). Answer: [`Content`].
+    GetPackageContent {
+        /// The revision.
+        revision: RevisionKey,
+        /// Whether the files are needed.
+        resources: bool,
+    },
+    /// A new draft (`CreateNewDraft`). Answer: the draft's handle (a
+    /// string); `AlreadyExists` when the revision is already in Git.
+    CreateNewDraft {
+        /// The revision.
+        revision: RevisionKey,
+        /// Its lifecycle.
+        lifecycle: Lifecycle,
+    },
+    /// A draft over an existing revision (`CreateDraftFromExisting`).
+    /// Answer: the draft's handle.
+    CreateDraftFromExisting {
+        /// The revision.
+        revision: RevisionKey,
+    },
+    /// Replace a draft's files. Answer: null.
+    UpdateResources {
+        /// The draft's handle.
+        draft: String,
+        /// Every file of the package.
+        files: Files,
+        /// What made them (`init`, `clone`, `rendered`, ...).
+        message: String,
+    },
+    /// Write a draft to Git (`CloseDraft`). Answer: null.
+    CloseDraft {
+        /// The draft's handle.
+        draft: String,
+        /// The revision number to publish with (0: not a publish).
+        version: i64,
+    },
+    /// Move a revision to another lifecycle. Answer: the updated
+    /// [`Content`].
+    UpdateLifecycle {
+        /// The revision.
+        revision: RevisionKey,
+        /// The lifecycle wanted.
+        lifecycle: Lifecycle,
+    },
+    /// Delete a revision from Git. Answer: null.
+    DeletePackage {
+        /// The revision.
+        revision: RevisionKey,
+    },
+    /// Fetch a package from a Git location. Answer: [`Fetched`].
+    FetchGit {
+        /// Namespace (of the credentials Secret).
+        namespace: String,
+        /// Where.
+        git: GitSource,
+    },
+    /// Render a package (kpt's pipeline), if a render slot is free.
+    /// Answer: [`Rendered`]; an error is an infrastructure failure.
+    Render {
+        /// The package's files.
+        files: Files,
+    },
+}
+
+/// The host's answer to a [`Call`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "answer", rename_all = "camelCase")]
+pub enum Answer {
+    /// The call succeeded; its value (null for writes).
+    Ok {
+        /// The value.
+        #[serde(default)]
+        value: Value,
+    },
+    /// The object or revision does not exist.
+    NotFound {
+        /// The error text.
+        message: String,
+    },
+    /// The object or revision already exists.
+    AlreadyExists {
+        /// The error text.
+        message: String,
+    },
+    /// Any other failure.
+    Error {
+        /// The error text.
+        message: String,
+    },
+}
+
+impl Answer {
+    /// A successful answer.
+    pub fn ok(value: Value) -> Self {
+        Answer::Ok { value }
+    }
+
+    /// A plain error.
+    pub fn error(message: impl Into<String>) -> Self {
+        Answer::Error {
+            message: message.into(),
+        }
+    }
+
+    /// The value, or the error text.
+    pub fn into_result(self) -> Result<Value, String> {
+        match self {
+            Answer::Ok { value } => Ok(value),
+            Answer::NotFound { message }
+            | Answer::AlreadyExists { message }
+            | Answer::Error { message } => Err(message),
+        }
+    }
+
+    /// The value decoded as `T`, or the error text (a value that does not
+    /// decode is an error naming `what`).
+    pub fn decode<T: serde::de::DeserializeOwned>(self, what: &str) -> Result<T, String> {
+        let v = self.into_result()?;
+        serde_json::from_value(v).map_err(|e| format!("{what}: {e}"))
+    }
+
+    /// Whether this is [`Answer::NotFound`], or an error whose text says
+    /// so (`repository.IsNotFoundError`: `not found`, `does not exist`,
+    /// `no such`, `404`, any case).
+    pub fn is_not_found(&self) -> bool {
+        match self {
+            Answer::NotFound { .. } => true,
+            Answer::Error { message } => {
+                let m = message.to_lowercase();
+                ["not found", "does not exist", "no such", "404"]
+                    .iter()
+                    .any(|s| m.contains(s))
+            }
+            _ => false,
+        }
+    }
+}
+
+/// What [`Call::GetPackageContent`] and [`Call::UpdateLifecycle`] answer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Content {
+    /// The revision's lifecycle in Git.
+    #[serde(default)]
+    pub lifecycle: Lifecycle,
+    /// Its revision number (0 for drafts).
+    #[serde(default)]
+    pub revision: i64,
+    /// Its files, when asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<Files>,
+    /// Why the files could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources_error: Option<String>,
+    /// Where the revision lives in Git (`GetLock`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub self_lock: Option<Locator>,
+    /// Its Kptfile's upstream lock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream_lock: Option<Locator>,
+    /// Why the lock could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock_error: Option<String>,
+    /// Author of the publish commit.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub published_by: String,
+    /// Time of the publish commit (RFC 3339), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub published_at: Option<String>,
+}
+
+/// What [`Call::FetchGit`] answers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Fetched {
+    /// The package's files.
+    pub files: Files,
+    /// Where they were found (the commit resolved).
+    pub lock: GitLock,
+}
+
+/// What [`Call::Render`] answers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Rendered {
+    /// Every render slot is taken: nothing was rendered.
+    #[serde(default)]
+    pub busy: bool,
+    /// The files after the pipeline (partial output on a pipeline error).
+    #[serde(default)]
+    pub files: Files,
+    /// The pipeline's error, if a function failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pipeline_error: Option<String>,
+}
+
+/// The replay of a reconcile over the answers given so far.
+#[derive(Debug)]
+pub(crate) struct Io<'a> {
+    answers: &'a [Answer],
+    next: usize,
+    pub(crate) pending: Option<Call>,
+    pub(crate) log: Vec<String>,
+}
+
+/// The reconcile needs an answer the host has not given yet.
+#[derive(Debug)]
+pub(crate) struct Suspend;
+
+impl<'a> Io<'a> {
+    pub(crate) fn new(answers: &'a [Answer]) -> Self {
+        Io {
+            answers,
+            next: 0,
+            pending: None,
+            log: Vec::new(),
+        }
+    }
+
+    /// The answer to `call`, or [`Suspend`] when the host has yet to make
+    /// it.
+    pub(crate) fn call(&mut self, call: Call) -> Result<Answer, Suspend> {
+        match self.answers.get(self.next) {
+            Some(a) => {
+                self.next += 1;
+                Ok(a.clone())
+            }
+            None => {
+                self.pending = Some(call);
+                Err(Suspend)
+            }
+        }
+    }
+
+    /// Records an error the controller logs and goes on from.
+    pub(crate) fn log(&mut self, message: impl Into<String>) {
+        self.log.push(message.into());
+    }
+
+    /// Answers given beyond those the replay used (a host bug).
+    pub(crate) fn unused(&self) -> usize {
+        self.answers.len().saturating_sub(self.next)
+    }
+}
