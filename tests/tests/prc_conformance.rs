@@ -445,6 +445,49 @@ fn source_init(case: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// `stripKptfileStatus` and `copyResources` (the returned map is the copy).
+fn strip_status(case: &Path) -> Result<(), String> {
+    let want = yaml(&case.join("expected/output.yaml"));
+    let map = yaml(&case.join("input/map.yaml"));
+    if !map.is_null() {
+        let src: BTreeMap<String, String> = from(&map, "map")?;
+        let mut copy = pv_core::merge::strategy::strip_kptfile_status(&src);
+        expect(json!(copy), &want["copy"])?;
+        copy.insert("a".to_string(), "changed".to_string());
+        copy.insert("c".to_string(), "added".to_string());
+        return expect(json!(src), &want["sourceAfterMutatingCopy"]);
+    }
+    let out = pv_core::merge::strategy::strip_kptfile_status(&input_files(case));
+    for (key, v) in want.as_object().into_iter().flatten() {
+        if let Some(file) = key.strip_suffix(" notContains") {
+            let text = out.get(file).ok_or(format!("{file} missing"))?;
+            for n in v.as_array().into_iter().flatten() {
+                let n = n.as_str().unwrap_or_default();
+                if text.contains(n) {
+                    return Err(format!("{file} still has {n:?}:\n{text}"));
+                }
+            }
+        } else if key.ends_with(" contains") {
+            continue; // below
+        } else if out.get(key).map(String::as_str) != v.as_str() {
+            return Err(format!("{key}: got {:?}, want {v}", out.get(key)));
+        }
+    }
+    check_files(&out, &want)?;
+    for e in std::fs::read_dir(case.join("expected/files"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+        if out.get(&name) != Some(&text) {
+            return Err(format!("{name}: got {:?}, want {text:?}", out.get(&name)));
+        }
+    }
+    Ok(())
+}
+
 type Adapter = fn(&Path) -> Result<(), String>;
 
 const GROUPS: &[(&str, Adapter)] = &[
@@ -456,6 +499,7 @@ const GROUPS: &[(&str, Adapter)] = &[
     ("prc-mergekey", merge_keys),
     ("prc-kptfile-from-resources", kptfile_from_resources),
     ("prc-source-init", source_init),
+    ("prc-source-strip-kptfile-status", strip_status),
 ];
 
 #[test]

@@ -6,7 +6,9 @@
 use super::resource::{merge_packages, MergeOutcome};
 use super::{Files, MergeError};
 use crate::variant::mutate::objects::{emit_object, parse_object};
-use crate::yaml::{string_node, Node};
+use serde_json::{Map, Value};
+
+use crate::yaml::{from_json_ordered, string_node, Format, Node};
 
 /// The Kptfile.
 pub const KPTFILE: &str = "Kptfile";
@@ -139,6 +141,187 @@ pub fn prepare_upgrade(
         out.files.insert(KPTFILE.to_string(), text);
     }
     Ok(out)
+}
+
+/// kpt's strict Kptfile decoding (`kptfileutil.DecodeKptfile`: version
+/// check, unknown fields rejected) into JSON, for the code paths that
+/// re-marshal the Kptfile from kpt's Go struct.
+pub fn decode_kptfile(text: &str) -> Result<Value, String> {
+    crate::render::kptfile::decode(text)?;
+    let doc = crate::yaml::parse_document(text).map_err(|e| e.to_string())?;
+    let value = crate::yaml::to_json(doc.root()).map_err(|e| e.to_string())?;
+    if value.is_object() {
+        Ok(value)
+    } else {
+        Err("the Kptfile is not a mapping".to_string())
+    }
+}
+
+/// `yaml.Marshal` of kpt's `KptFile` struct (`wide` = kpt's
+/// `WideSequenceStyle`, as `kptfileutil.WriteFile` and
+/// `kptops.UpdateUpstream` write it): struct field order, `omitempty`,
+/// sorted map keys, no comments. A JSON `null` (no Kptfile) is the zero
+/// struct.
+pub fn marshal_kptfile(value: &Value, wide: bool) -> Result<String, String> {
+    let ordered = reorder(value, "").unwrap_or_else(|| Value::Object(Map::new()));
+    let format = if wide {
+        Format::KyamlWide
+    } else {
+        Format::Kyaml
+    };
+    crate::yaml::emit_stream(&[Node::new_document(from_json_ordered(&ordered))], format)
+        .map_err(|e| e.to_string())
+}
+
+const FUNCTION_FIELDS: &[&str] = &[
+    "image",
+    "exec",
+    "configPath",
+    "configMap",
+    "name",
+    "tag",
+    "selectors",
+    "exclude",
+];
+const SELECTOR_FIELDS: &[&str] = &[
+    "apiVersion",
+    "kind",
+    "name",
+    "namespace",
+    "labels",
+    "annotations",
+];
+const STEP_FIELDS: &[&str] = &[
+    "name",
+    "image",
+    "exec",
+    "executionError",
+    "stderr",
+    "exitCode",
+    "results",
+    "errorResults",
+];
+const RESULT_FIELDS: &[&str] = &["message", "severity", "resourceRef", "field", "file"];
+
+/// kpt's `KptFile` struct: the fields of each struct-typed path, in
+/// order (the same table as render's status writer).
+fn struct_fields(path: &str) -> Option<&'static [&'static str]> {
+    let fields: &[&str] = match path {
+        "" => &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "upstream",
+            "upstreamLock",
+            "info",
+            "pipeline",
+            "inventory",
+            "status",
+        ],
+        "metadata" => &["name", "namespace", "labels", "annotations"],
+        "upstream" => &["type", "git", "updateStrategy"],
+        "upstream.git" => &["repo", "directory", "ref"],
+        "upstreamLock" => &["type", "git"],
+        "upstreamLock.git" => &["repo", "directory", "ref", "commit"],
+        "info" => &[
+            "site",
+            "emails",
+            "license",
+            "licenseFile",
+            "description",
+            "keywords",
+            "man",
+            "readinessGates",
+        ],
+        "info.readinessGates[]" => &["conditionType"],
+        "pipeline" => &["mutators", "validators"],
+        "pipeline.mutators[]" | "pipeline.validators[]" => FUNCTION_FIELDS,
+        "inventory" => &["namespace", "name", "inventoryID", "labels", "annotations"],
+        "status" => &["conditions", "renderStatus"],
+        "status.conditions[]" => &["type", "status", "reason", "message"],
+        "status.renderStatus" => &["mutationSteps", "validationSteps", "errorSummary"],
+        "status.renderStatus.mutationSteps[]" | "status.renderStatus.validationSteps[]" => {
+            STEP_FIELDS
+        }
+        p if p.ends_with("selectors[]") || p.ends_with("exclude[]") => SELECTOR_FIELDS,
+        p if p.ends_with("results[]") || p.ends_with("Results[]") => RESULT_FIELDS,
+        p if p.ends_with(".resourceRef") => &["apiVersion", "kind", "name", "namespace"],
+        p if p.ends_with(".field") => &["path", "currentValue", "proposedValue"],
+        p if p.ends_with(".file") => &["path", "index"],
+        _ => return None,
+    };
+    Some(fields)
+}
+
+/// Pointer-typed struct fields: written even when empty (`upstream: {}`).
+const POINTER_FIELDS: &[&str] = &[
+    "upstream",
+    "upstreamLock",
+    "info",
+    "pipeline",
+    "inventory",
+    "status",
+    "upstream.git",
+    "upstreamLock.git",
+    "status.renderStatus",
+];
+
+/// The value at `path` as the struct marshals it; `None` when
+/// `omitempty` drops it.
+fn reorder(value: &Value, path: &str) -> Option<Value> {
+    match value {
+        Value::Null => None,
+        Value::String(s) if s.is_empty() => None,
+        Value::Array(items) if items.is_empty() => None,
+        Value::Array(items) => Some(Value::Array(
+            items
+                .iter()
+                .map(|v| match v {
+                    Value::Object(_) => {
+                        reorder(v, &format!("{path}[]")).unwrap_or(Value::Object(Map::new()))
+                    }
+                    v => v.clone(),
+                })
+                .collect(),
+        )),
+        Value::Object(map) => {
+            let child = |k: &str| {
+                if path.is_empty() {
+                    k.to_string()
+                } else {
+                    format!("{path}.{k}")
+                }
+            };
+            let mut out = Map::new();
+            match struct_fields(path) {
+                Some(fields) => {
+                    for f in fields {
+                        if let Some(v) = map.get(*f).and_then(|v| reorder(v, &child(f))) {
+                            out.insert((*f).to_string(), v);
+                        }
+                    }
+                }
+                None => {
+                    let mut keys: Vec<&String> = map.keys().collect();
+                    keys.sort();
+                    // A Go map (`labels`, `annotations`, `configMap`):
+                    // sorted keys, values as they are.
+                    for k in keys {
+                        out.insert(k.clone(), map[k].clone());
+                    }
+                }
+            }
+            let keep_empty = POINTER_FIELDS.contains(&path)
+                || path.ends_with("[]")
+                || path.ends_with(".resourceRef");
+            if out.is_empty() && !keep_empty && !path.is_empty() {
+                None
+            } else {
+                Some(Value::Object(out))
+            }
+        }
+        v => Some(v.clone()),
+    }
 }
 
 #[cfg(test)]

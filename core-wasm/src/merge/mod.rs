@@ -6,13 +6,18 @@
 //!   the new upstream, ours = the local package;
 //! * [`kptfile`] — what a clone or an upgrade writes into the Kptfile
 //!   (`upstream`, `upstreamLock`, the package name) and into
-//!   `package-context.yaml`.
+//!   `package-context.yaml`;
+//! * [`strategy`] — kpt's four update strategies (`resource-merge`,
+//!   `fast-forward`, `force-delete-replace`, `copy-merge`) as the v1alpha2
+//!   PackageRevision controller's upgrade runs them, and its
+//!   `stripKptfileStatus`.
 //!
 //! The host's PackageRevision lifecycle calls these (through the component)
 //! and stores the result; nothing here does I/O.
 
 pub mod kptfile;
 pub mod resource;
+pub mod strategy;
 
 pub use kptfile::{prepare_clone, prepare_upgrade, UpstreamSource};
 pub use resource::{merge_packages, MergeConflict, MergeOutcome};
@@ -32,6 +37,21 @@ pub enum MergeError {
         file: String,
         /// What went wrong.
         message: String,
+    },
+    /// `fast-forward`: the local package differs from the original.
+    #[error(
+        "local package files have been modified: [{}].\n  use a different update --strategy.",
+        .files.join(" ")
+    )]
+    LocalChanges {
+        /// What differs (paths relative to their package), sorted.
+        files: Vec<String>,
+    },
+    /// `resource-merge`: a subpackage is new both upstream and locally.
+    #[error("subpackage {path:?} added in both upstream and local")]
+    SubpackageAddedInBoth {
+        /// The subpackage's directory.
+        path: String,
     },
 }
 

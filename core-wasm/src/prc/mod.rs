@@ -11,7 +11,9 @@
 //!   revision of a package;
 //! * [`mergekey`] — the `kpt-merge` comments and upstream identifiers an
 //!   upgrade's three-way merge matches resources by;
-//! * [`source`] — which source runs, and the files `init` makes.
+//! * [`source`] — which source runs, and the files `init` makes;
+//! * [`upstream`] — kpt's `UpdateKptfileUpstream`, what `clone` and
+//!   `upgrade` write into the Kptfile.
 //!
 //! Behaviour and upstream's surprises:
 //! `shared/reference/porch-packagerevision-controller.md`; the cases under
@@ -23,6 +25,7 @@ pub mod readiness;
 pub mod reconcile;
 pub mod render;
 pub mod source;
+pub mod upstream;
 
 /// The finalizer the controller puts on every PackageRevision.
 pub const FINALIZER: &str = "porch.kpt.dev/packagerevisions";

@@ -87,6 +87,7 @@ pub(super) fn run(io: &mut Io<'_>, ctx: &Ctx<'_>) -> PhaseResult {
         };
         let updated = io.call(Call::UpdateResources {
             draft: draft.clone(),
+            upstream_lock: super::io::upstream_lock_of(&files),
             files,
             message: creation.to_string(),
         })?;
@@ -401,43 +402,42 @@ fn upgrade(
 }
 
 /// Porch's `DefaultPackageUpdater.Update`: local = the current package,
-/// original = the old upstream, upstream = the new one.
+/// original = the old upstream, upstream = the new one. For fast-forward
+/// the current package's Kptfile status is stripped first (a render's
+/// `Rendered` condition is not a local change).
 fn three_way(
     local: &Files,
     original: &Files,
     upstream: &Files,
     strategy: &str,
 ) -> Result<Files, String> {
-    // TEMP until merge::strategy lands
-    let _ = strategy;
-    crate::merge::merge_packages(original, upstream, local)
-        .map(|o| o.files)
-        .map_err(|e| e.to_string())
+    use crate::merge::strategy::{strip_kptfile_status, update_package};
+    let local = if strategy == "fast-forward" {
+        strip_kptfile_status(local)
+    } else {
+        local.clone()
+    };
+    update_package(&local, original, upstream, strategy).map_err(|e| e.to_string())
 }
 
-/// kpt's `UpdateKptfileUpstream`.
+/// kpt's `UpdateKptfileUpstream`: the Kptfile named `package` and pointed
+/// at `upstream`, locked at `lock`.
 fn update_upstream(
     package: &str,
     files: &Files,
     upstream: &GitLock,
     lock: &GitLock,
 ) -> Result<Files, SourceError> {
-    // TEMP until prc::upstream lands
-    let _ = upstream;
-    let src = crate::merge::UpstreamSource {
-        repo: lock.repo.clone(),
-        directory: lock.directory.clone(),
-        r#ref: lock.r#ref.clone(),
-        commit: lock.commit.clone(),
+    use crate::prc::upstream::{update_kptfile_upstream, Upstream};
+    let locator = |g: &GitLock| Locator {
+        type_: "git".into(),
+        git: Some(g.clone()),
     };
-    let Some(k) = files.get("Kptfile") else {
-        return Err(SourceError::invalid(format!(
-            "failed to update Kptfile upstream: package {package:?} is missing Kptfile"
-        )));
-    };
-    let mut out = files.clone();
-    let text = crate::merge::kptfile::set_upstream(k, &src, Some(package))
-        .map_err(|e| SourceError::invalid(format!("failed to update Kptfile upstream: {e}")))?;
-    out.insert("Kptfile".into(), text);
-    Ok(out)
+    update_kptfile_upstream(
+        package,
+        files,
+        &Upstream::from_lock(&locator(upstream)),
+        &locator(lock),
+    )
+    .map_err(|e| SourceError::invalid(format!("failed to update Kptfile upstream: {e}")))
 }
