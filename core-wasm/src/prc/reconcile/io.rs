@@ -136,6 +136,9 @@ pub enum Call {
         files: Files,
         /// What made them (`init`, `clone`, `rendered`, ...).
         message: String,
+        /// The Kptfile's `upstreamLock`, for the revision's status.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        upstream_lock: Option<Locator>,
     },
     /// Write a draft to Git (`CloseDraft`). Answer: null.
     CloseDraft {
@@ -351,4 +354,11 @@ impl<'a> Io<'a> {
     pub(crate) fn unused(&self) -> usize {
         self.answers.len().saturating_sub(self.next)
     }
+}
+
+/// The `upstreamLock` of the package's root Kptfile, if it has one with a
+/// Git part.
+pub fn upstream_lock_of(files: &Files) -> Option<Locator> {
+    let kptfile = crate::prc::readiness::kptfile_from_resources(files).ok()?;
+    crate::prc::readiness::locator(kptfile.get("upstreamLock")?)
 }

@@ -58,6 +58,7 @@ fn write(io: &mut Io<'_>, ctx: &Ctx<'_>, files: &Files) -> Result<Result<(), Str
         draft: draft.clone(),
         files: files.clone(),
         message: "rendered".into(),
+        upstream_lock: super::io::upstream_lock_of(files),
     })?;
     if let Err(e) = updated.into_result() {
         return Ok(Err(format!("write rendered resources: {e}")));
