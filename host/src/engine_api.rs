@@ -12,6 +12,7 @@
 
 use pv_core::api::{Condition, PackageRevision, PackageVariant};
 use pv_core::merge::{MergeConflict, MergeOutcome, UpstreamSource};
+use pv_core::prc::reconcile as prc_step;
 use pv_core::render::{FunctionRef, FunctionRuntime, RenderFailure, RenderOptions, RuntimeError};
 use pv_core::variant::downstream::UpdateReason;
 use pv_core::variant::drafts::DraftKind;
@@ -202,6 +203,9 @@ pub trait Core {
         options: &RenderOptions,
         runtime: &mut dyn FunctionRuntime,
     ) -> CoreResult<RenderedPackage>;
+    /// One step of a v1alpha2 PackageRevision reconcile.
+    fn reconcile_package_revision(&self, input: &prc_step::StepInput)
+        -> CoreResult<prc_step::Step>;
     /// A short name for messages (`component` or `native`).
     fn name(&self) -> &'static str;
     /// Fuel (about one unit per WebAssembly instruction) used by all calls
@@ -499,6 +503,8 @@ pub trait Exports {
         &self,
         input: &wit::PackageRenderInput,
     ) -> CoreResult<wit::PackageRenderStep>;
+    /// `reconcile-package-revision` (JSON in and out).
+    fn reconcile_pr_json(&self, input: &str) -> CoreResult<String>;
     /// A short name for messages (`component` or `native`).
     fn core_name(&self) -> &'static str;
     /// See [`Core::fuel_used`].
@@ -508,6 +514,15 @@ pub trait Exports {
 }
 
 impl<T: Exports> Core for T {
+    fn reconcile_package_revision(
+        &self,
+        input: &prc_step::StepInput,
+    ) -> CoreResult<prc_step::Step> {
+        const OP: &str = "reconcile-package-revision";
+        let out = self.reconcile_pr_json(&to_json(OP, input)?)?;
+        from_json(OP, &out)
+    }
+
     fn plan(&self, pv: &PackageVariant, prs: &[PackageRevision], now: &str) -> CoreResult<Plan> {
         let input = plan_input(pv, prs, now)?;
         let plan = self.plan_records(&input)?.map_err(|m| CoreError::Decode {
@@ -699,6 +714,10 @@ impl Exports for NativeCore {
         Ok(native::render_package(input))
     }
 
+    fn reconcile_pr_json(&self, input: &str) -> CoreResult<String> {
+        Ok(native::reconcile_package_revision(input))
+    }
+
     fn core_name(&self) -> &'static str {
         "native"
     }
@@ -753,6 +772,10 @@ impl Exports for ComponentCore {
         input: &wit::PackageRenderInput,
     ) -> CoreResult<wit::PackageRenderStep> {
         Ok(self.0.render_package(input)?)
+    }
+
+    fn reconcile_pr_json(&self, input: &str) -> CoreResult<String> {
+        Ok(self.0.reconcile_package_revision(input)?)
     }
 
     fn core_name(&self) -> &'static str {

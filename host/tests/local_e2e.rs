@@ -758,6 +758,14 @@ impl Core for Timed<'_> {
             self.core.render_package(files, options, runtime)
         })
     }
+    fn reconcile_package_revision(
+        &self,
+        input: &pv_core::prc::reconcile::StepInput,
+    ) -> porch_variants::engine_api::CoreResult<pv_core::prc::reconcile::Step> {
+        self.time("reconcile_package_revision", || {
+            self.core.reconcile_package_revision(input)
+        })
+    }
     fn name(&self) -> &'static str {
         self.core.name()
     }

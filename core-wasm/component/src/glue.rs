@@ -408,3 +408,25 @@ pub fn render_package(input: &wit::PackageRenderInput) -> wit::PackageRenderStep
         log: out.log,
     })
 }
+
+/// `reconcile-package-revision`: one step of a PackageRevision reconcile,
+/// JSON in and out; input that does not decode ends the reconcile with an
+/// error naming it.
+pub fn reconcile_package_revision(input: &str) -> String {
+    use pv_core::prc::reconcile::{step, Outcome, Step, StepInput};
+    let step = match serde_json::from_str::<StepInput>(input) {
+        Ok(input) => step(&input),
+        Err(e) => Step::Done {
+            outcome: Outcome {
+                error: Some(format!("reconcile-package-revision input: {e}")),
+                ..Outcome::default()
+            },
+        },
+    };
+    serde_json::to_string(&step).unwrap_or_else(|e| {
+        format!(
+            r#"{{"step":"done","outcome":{{"error":{:?}}}}}"#,
+            e.to_string()
+        )
+    })
+}

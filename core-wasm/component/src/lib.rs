@@ -75,4 +75,8 @@ impl bindings::Guest for Component {
     fn render_package(input: wit::PackageRenderInput) -> wit::PackageRenderStep {
         glue::render_package(&input)
     }
+
+    fn reconcile_package_revision(input: wit::Json) -> wit::Json {
+        glue::reconcile_package_revision(&input)
+    }
 }

@@ -474,6 +474,12 @@ impl CoreComponent {
         self.with_instance(|i| i.render_package(input))
     }
 
+    /// `reconcile-package-revision`: one step of a PackageRevision
+    /// reconcile (JSON in and out).
+    pub fn reconcile_package_revision(&self, input: &str) -> Result<String, ComponentError> {
+        self.with_instance(|i| i.reconcile_package_revision(input))
+    }
+
     /// `upgrade-package`: the three-way merge of an upgrade.
     pub fn upgrade_package(
         &self,
@@ -603,6 +609,14 @@ impl Instance<'_> {
     ) -> Result<types::PackageRenderStep, ComponentError> {
         self.call("render-package", input.input_bytes(), |b, s| {
             b.call_render_package(s, input)
+        })
+    }
+
+    /// `reconcile-package-revision`.
+    pub fn reconcile_package_revision(&mut self, input: &str) -> Result<String, ComponentError> {
+        let input = input.to_owned();
+        self.call("reconcile-package-revision", input.len(), |b, s| {
+            b.call_reconcile_package_revision(s, &input)
         })
     }
 

@@ -7,8 +7,8 @@
 //! guest's own: `core-wasm/component/src/glue.rs` is compiled here too.
 
 pub use glue::{
-    apply_mutations, clone_package, format_files, plan_reconcile, render_package,
-    render_package_variant_set, upgrade_package, validate_package_variant,
+    apply_mutations, clone_package, format_files, plan_reconcile, reconcile_package_revision,
+    render_package, render_package_variant_set, upgrade_package, validate_package_variant,
     validate_package_variant_set, version,
 };
 

@@ -450,6 +450,37 @@ pub enum RpkgCommand {
     /// deletion was proposed; with --all, every revision whose deletion was
     /// proposed (never all drafts at once).
     Delete(Names),
+    /// Create a package with kpt's initializer, as a draft (a v1alpha2
+    /// PackageRevision with `source.init`).
+    Init(super::rpkg::InitArgs),
+    /// Clone a published revision, or a package in a Git repository, into
+    /// a new package (`source.cloneFrom`).
+    Clone(super::rpkg::CloneArgs),
+    /// A new revision of a package from one of its published revisions
+    /// (`source.copyFrom`).
+    Copy(super::rpkg::CopyArgs),
+    /// A new revision of a cloned package, merged with a newer revision of
+    /// its upstream (`source.upgrade`).
+    Upgrade(super::rpkg::UpgradeArgs),
+    /// Show v1alpha2 PackageRevisions (every revision in Git has one).
+    Get {
+        /// Only these.
+        names: Vec<String>,
+    },
+    /// Write a revision's files into a directory.
+    Pull {
+        /// The revision.
+        name: String,
+        /// The directory.
+        dir: PathBuf,
+    },
+    /// Replace a draft's files with a directory's, and render it.
+    Push {
+        /// The draft.
+        name: String,
+        /// The directory.
+        dir: PathBuf,
+    },
 }
 
 /// Revisions to act on.
@@ -474,6 +505,42 @@ pub fn run_rpkg(
         lock: _lock,
         ..
     } = open_repositories(dir, false)?;
+    // The v1alpha2 controller (and the component it decides with) is
+    // loaded only where v1alpha2 objects exist or are made.
+    let lifecycle_verb = matches!(
+        cmd,
+        RpkgCommand::List { .. }
+            | RpkgCommand::Propose(_)
+            | RpkgCommand::Approve(_)
+            | RpkgCommand::Reject(_)
+            | RpkgCommand::ProposeDelete(_)
+            | RpkgCommand::Delete(_)
+    );
+    let core;
+    let renderer;
+    let session = if lifecycle_verb && !super::rpkg::has_objects(dir) {
+        None
+    } else {
+        core = ComponentCore::load()?;
+        renderer = draft_renderer(dir);
+        let repositories: Vec<serde_json::Value> = read_objects(dir)?
+            .objects
+            .into_iter()
+            .filter(|o| o["kind"] == "Repository")
+            .collect();
+        Some(super::rpkg::Session::open(
+            dir,
+            &repositories,
+            &git,
+            &core,
+            &renderer,
+        )?)
+    };
+    let v2 = || -> Result<&super::rpkg::Session<'_>, LocalError> {
+        session
+            .as_ref()
+            .ok_or_else(|| LocalError::Usage("the PackageRevision controller is not loaded".into()))
+    };
     let select = |names: &Names, from: &[Lifecycle]| -> Result<Vec<String>, LocalError> {
         if names.all {
             Ok(git
@@ -490,6 +557,34 @@ pub fn run_rpkg(
     };
     let act = |names: Vec<String>, to: Option<Lifecycle>, verb: &str| -> Result<(), LocalError> {
         for name in names {
+            // A revision with a v1alpha2 object goes through the
+            // PackageRevision controller, which keeps its status.
+            if let Some(session) = session.as_ref().filter(|s| {
+                s.api.all().iter().any(|o| {
+                    o["metadata"]["name"].as_str() == Some(name.as_str())
+                        && o["metadata"]["namespace"].as_str() == Some(namespace)
+                })
+            }) {
+                match to {
+                    Some(l) => {
+                        let (pr, outcome) = session.set_lifecycle(namespace, &name, l)?;
+                        super::rpkg::check(&name, &pr, &outcome)?;
+                        if pr.status.revision > 0 {
+                            println!("{name} {verb} (revision {})", pr.status.revision);
+                        } else {
+                            println!("{name} {verb}");
+                        }
+                    }
+                    None => {
+                        let outcome = session.delete(namespace, &name)?;
+                        if let Some(e) = outcome.error {
+                            return Err(LocalError::Usage(format!("{name}: {e}")));
+                        }
+                        println!("{name} {verb}");
+                    }
+                }
+                continue;
+            }
             match to {
                 Some(l) => {
                     let pr = git.update_lifecycle(namespace, &name, l)?;
@@ -567,6 +662,15 @@ pub fn run_rpkg(
             "deletion proposed",
         ),
         RpkgCommand::Delete(n) => act(select(n, &[Lifecycle::DeletionProposed])?, None, "deleted"),
+        RpkgCommand::Init(a) => super::rpkg::init(v2()?, namespace, a),
+        RpkgCommand::Clone(a) => super::rpkg::clone(v2()?, namespace, a),
+        RpkgCommand::Copy(a) => super::rpkg::copy(v2()?, namespace, a),
+        RpkgCommand::Upgrade(a) => super::rpkg::upgrade(v2()?, namespace, a),
+        RpkgCommand::Get { names } => {
+            super::rpkg::get(v2()?, namespace, names, output == Output::Json)
+        }
+        RpkgCommand::Pull { name, dir: to } => super::rpkg::pull(v2()?, namespace, name, to),
+        RpkgCommand::Push { name, dir: from } => super::rpkg::push(v2()?, namespace, name, from),
     }
 }
 

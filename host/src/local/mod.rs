@@ -24,6 +24,7 @@
 pub mod cli;
 pub mod dir_lock;
 mod objects;
+pub mod rpkg;
 
 pub use objects::LocalObjects;
 

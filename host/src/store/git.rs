@@ -656,13 +656,14 @@ fn scan(cfg: &GitRepoConfig, repo: &Repository) -> StoreResult<Vec<Entry>> {
 }
 
 /// The files of the package at `path` in `commit`'s tree.
-fn read_files(repo: &Repository, commit: Oid, path: &str) -> StoreResult<Files> {
+pub(crate) fn read_files(repo: &Repository, commit: Oid, path: &str) -> StoreResult<Files> {
     let commit = repo
         .find_commit(commit)
         .map_err(StoreError::git("reading a commit"))?;
     let tree = commit.tree().map_err(StoreError::git("reading a tree"))?;
     let mut files = Files::new();
     let sub = match tree.get_path(Path::new(path)) {
+        _ if path.is_empty() => tree,
         Ok(e) => repo
             .find_tree(e.id())
             .map_err(StoreError::git(format!("reading {path}")))?,

@@ -1,0 +1,595 @@
+//! The v1alpha2 PackageRevision controller in local mode: the objects are
+//! kept by [`LocalApi`] under the directory's state, the content is the
+//! directory's Git repositories, and `porch-variants rpkg`'s porchctl verbs
+//! (`init`, `clone`, `copy`, `upgrade`, `pull`, `push`, and the lifecycle
+//! verbs) write the object as porchctl would and run the reconcile until it
+//! settles.
+
+use std::path::Path;
+
+use pv_core::api::package_revision::v1alpha2::PackageRevision as PrV2;
+use pv_core::api::{Lifecycle, PackageRevision};
+use pv_core::prc::reconcile::{Config, Outcome};
+use pv_core::prc::{object_name, RENDER_REQUEST_ANNOTATION};
+use serde_json::{json, Value};
+
+use super::cli::{now, LocalError};
+use crate::engine_api::Core;
+use crate::prc::content::StoreContent;
+use crate::prc::fetch::GitFetch;
+use crate::prc::local_api::LocalApi;
+use crate::prc::{CallError, CoreRenderer, Deps, PrApi, RenderSlots};
+use crate::reconcile::DraftRenderer;
+use crate::store::{PackageRevisionStore, PrFilter};
+
+/// How many passes a reconcile gets to settle (a source, a render and a
+/// publish each end a pass with a requeue).
+const MAX_PASSES: usize = 10;
+
+/// The label the repository controller puts on the objects it discovers.
+pub const REPOSITORY_LABEL: &str = "porch.kpt.dev/repository";
+
+/// The field manager of the objects made from packages found in Git.
+pub const DISCOVERY_MANAGER: &str = "repository-controller";
+
+/// Everything a local PackageRevision reconcile works with.
+pub struct Session<'a> {
+    /// The objects.
+    pub api: LocalApi,
+    /// The Git repositories.
+    pub store: &'a dyn PackageRevisionStore,
+    /// The core.
+    pub core: &'a dyn Core,
+    /// Renders drafts.
+    pub renderer: &'a DraftRenderer,
+    /// Reads `cloneFrom.git` packages.
+    pub fetch: GitFetch,
+    slots: RenderSlots,
+    now: String,
+}
+
+fn call_err(e: CallError) -> LocalError {
+    LocalError::Usage(e.to_string())
+}
+
+impl<'a> Session<'a> {
+    /// Opens the objects of `dir` (its Repositories from `repositories`).
+    pub fn open(
+        dir: &Path,
+        repositories: &[Value],
+        store: &'a dyn PackageRevisionStore,
+        core: &'a dyn Core,
+        renderer: &'a DraftRenderer,
+    ) -> Result<Self, LocalError> {
+        let state = dir.join(".porch-variants");
+        let now = now();
+        Ok(Session {
+            api: LocalApi::load(&state, repositories, &now).map_err(call_err)?,
+            store,
+            core,
+            renderer,
+            fetch: GitFetch {
+                cache: state.join("git-cache"),
+                base: dir.to_path_buf(),
+            },
+            slots: RenderSlots::new(0),
+            now,
+        })
+    }
+
+    /// Reconciles one object until it asks for nothing more; the last
+    /// outcome.
+    pub fn settle(&self, namespace: &str, name: &str) -> Result<Outcome, LocalError> {
+        let content = StoreContent::new(self.store);
+        let renderer = CoreRenderer {
+            core: self.core,
+            renderer: self.renderer,
+        };
+        let deps = Deps {
+            core: self.core,
+            api: &self.api,
+            content: &content,
+            renderer: Some(&renderer),
+            slots: &self.slots,
+            fetcher: &self.fetch,
+        };
+        let mut outcome = Outcome::default();
+        for _ in 0..MAX_PASSES {
+            outcome = crate::prc::reconcile(&deps, namespace, name, &self.now, &Config::default())
+                .map_err(|e| LocalError::Usage(e.to_string()))?;
+            if outcome.error.is_some() || (!outcome.requeue && outcome.requeue_after_ms == 0) {
+                break;
+            }
+        }
+        Ok(outcome)
+    }
+
+    /// Objects for the revisions found in Git that have none (the
+    /// Repository controller's discovery, §10.5): spec from Git, no
+    /// source, and the revision's status seeded.
+    pub fn discover(&self, namespace: &str) -> Result<Vec<String>, LocalError> {
+        let mut made = Vec::new();
+        for pr in self.store.list(namespace, &PrFilter::default())? {
+            if self.api.get(namespace, &pr.metadata.name).is_ok() {
+                continue;
+            }
+            self.api.create(&discovered(&pr)).map_err(call_err)?;
+            let status = json!({
+                "apiVersion": "porch.kpt.dev/v1alpha2", "kind": "PackageRevision",
+                "metadata": {"name": pr.metadata.name, "namespace": namespace},
+                "status": seeded_status(&pr),
+            });
+            self.api
+                .apply_status(DISCOVERY_MANAGER, &status)
+                .map_err(call_err)?;
+            made.push(pr.metadata.name);
+        }
+        Ok(made)
+    }
+
+    /// The object named `name`, typed.
+    pub fn object(&self, namespace: &str, name: &str) -> Result<PrV2, LocalError> {
+        let v = self.api.get(namespace, name).map_err(call_err)?;
+        serde_json::from_value(v).map_err(|e| LocalError::Usage(format!("{name}: {e}")))
+    }
+
+    /// Creates `object` and reconciles it until it settles; the object
+    /// after.
+    pub fn create_and_settle(&self, object: Value) -> Result<(PrV2, Outcome), LocalError> {
+        let created = self.api.create(&object).map_err(call_err)?;
+        let ns = created["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or("default");
+        let name = created["metadata"]["name"].as_str().unwrap_or_default();
+        let outcome = self.settle(ns, name)?;
+        Ok((self.object(ns, name)?, outcome))
+    }
+
+    /// Sets `spec.lifecycle` and reconciles.
+    pub fn set_lifecycle(
+        &self,
+        namespace: &str,
+        name: &str,
+        lifecycle: Lifecycle,
+    ) -> Result<(PrV2, Outcome), LocalError> {
+        let obj = self.api.get(namespace, name).map_err(call_err)?;
+        let mut spec = obj["spec"].clone();
+        spec["lifecycle"] = json!(lifecycle);
+        self.api
+            .set_spec(namespace, name, &spec)
+            .map_err(call_err)?;
+        let outcome = self.settle(namespace, name)?;
+        Ok((self.object(namespace, name)?, outcome))
+    }
+
+    /// Deletes the object (the controller deletes the revision from Git
+    /// and lets the object go).
+    pub fn delete(&self, namespace: &str, name: &str) -> Result<Outcome, LocalError> {
+        self.api.delete(namespace, name).map_err(call_err)?;
+        if self.api.get(namespace, name).is_err() {
+            return Ok(Outcome::default());
+        }
+        self.settle(namespace, name)
+    }
+
+    /// Records new content of a draft: asks for a render with the
+    /// object's resource version, as porch-server does, and reconciles.
+    pub fn request_render(&self, namespace: &str, name: &str) -> Result<Outcome, LocalError> {
+        let obj = self.api.get(namespace, name).map_err(call_err)?;
+        let version = format!(
+            "{}-{}",
+            obj["metadata"]["resourceVersion"].as_str().unwrap_or("0"),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_millis())
+                .unwrap_or(0)
+        );
+        self.api
+            .merge_patch(
+                namespace,
+                name,
+                &json!({"metadata": {"annotations": {RENDER_REQUEST_ANNOTATION: version}}}),
+            )
+            .map_err(call_err)?;
+        self.settle(namespace, name)
+    }
+}
+
+/// The object the repository controller makes for a revision found in
+/// Git.
+fn discovered(pr: &PackageRevision) -> Value {
+    json!({
+        "apiVersion": "porch.kpt.dev/v1alpha2",
+        "kind": "PackageRevision",
+        "metadata": {
+            "name": pr.metadata.name,
+            "namespace": pr.metadata.namespace,
+            "labels": {REPOSITORY_LABEL: pr.spec.repository},
+        },
+        "spec": {
+            "packageName": pr.spec.package_name,
+            "repository": pr.spec.repository,
+            "workspaceName": pr.spec.workspace_name,
+            "lifecycle": pr.spec.lifecycle,
+        },
+    })
+}
+
+fn seeded_status(pr: &PackageRevision) -> Value {
+    let mut s = serde_json::Map::new();
+    if pr.spec.lifecycle.is_published() {
+        s.insert("revision".into(), json!(pr.spec.revision));
+        if !pr.status.published_by.is_empty() {
+            s.insert("publishedBy".into(), json!(pr.status.published_by));
+        }
+        if let Some(at) = &pr.status.publish_timestamp {
+            s.insert("publishedAt".into(), json!(at));
+        }
+    }
+    if let Some(l) = &pr.status.self_lock {
+        s.insert("selfLock".into(), json!(l));
+    }
+    if let Some(l) = &pr.status.upstream_lock {
+        s.insert("upstreamLock".into(), json!(l));
+    }
+    Value::Object(s)
+}
+
+/// Whether `dir` has v1alpha2 PackageRevision objects.
+pub fn has_objects(dir: &Path) -> bool {
+    dir.join(".porch-variants/packagerevisions").is_dir()
+}
+
+/// A new object as porchctl makes it.
+pub fn new_object(
+    namespace: &str,
+    repository: &str,
+    package: &str,
+    workspace: &str,
+    source: Value,
+) -> Result<Value, LocalError> {
+    let name = object_name(repository, package, workspace);
+    if name.is_empty() {
+        return Err(LocalError::Usage(
+            "--repository, the package name and --workspace are required".into(),
+        ));
+    }
+    Ok(json!({
+        "apiVersion": "porch.kpt.dev/v1alpha2",
+        "kind": "PackageRevision",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "packageName": package,
+            "repository": repository,
+            "workspaceName": workspace,
+            "lifecycle": "Draft",
+            "source": source,
+        },
+    }))
+}
+
+/// The `Ready` and `Rendered` conditions, a line for people.
+pub fn describe(pr: &PrV2) -> String {
+    let cond = |t: &str| {
+        pr.status
+            .conditions
+            .iter()
+            .find(|c| c.type_ == t)
+            .map(|c| {
+                if c.message.is_empty() {
+                    format!("{t}={}", c.status)
+                } else {
+                    format!("{t}={} ({})", c.status, c.message)
+                }
+            })
+            .unwrap_or_else(|| format!("{t}=?"))
+    };
+    format!(
+        "{} {:?} {} {}",
+        pr.metadata.name,
+        pr.spec.lifecycle,
+        cond("Ready"),
+        cond("Rendered")
+    )
+}
+
+/// An outcome that failed, as an error naming the object.
+pub fn check(name: &str, pr: &PrV2, outcome: &Outcome) -> Result<(), LocalError> {
+    if let Some(e) = &outcome.error {
+        return Err(LocalError::Usage(format!("{name}: {e}")));
+    }
+    let failed = pr
+        .status
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "Ready" && c.status == "False" && c.reason != "Pending");
+    match failed {
+        Some(c) => Err(LocalError::Usage(format!("{name}: {}", c.message))),
+        None => Ok(()),
+    }
+}
+
+/// `rpkg init`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct InitArgs {
+    /// Package name (path in the repository).
+    pub package: String,
+    /// Repository to create it in.
+    #[arg(long)]
+    pub repository: String,
+    /// Workspace of the new revision.
+    #[arg(long)]
+    pub workspace: String,
+    /// Kptfile `info.description`.
+    #[arg(long, default_value = "")]
+    pub description: String,
+    /// Kptfile `info.keywords`.
+    #[arg(long, value_delimiter = ',')]
+    pub keywords: Vec<String>,
+    /// Kptfile `info.site`.
+    #[arg(long, default_value = "")]
+    pub site: String,
+}
+
+/// `rpkg clone`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CloneArgs {
+    /// A published revision's name, or a Git repository (path or URL).
+    pub source: String,
+    /// Package name of the clone.
+    pub target: String,
+    /// Repository of the clone.
+    #[arg(long)]
+    pub repository: String,
+    /// Workspace of the clone.
+    #[arg(long)]
+    pub workspace: String,
+    /// Directory of the package in a Git source.
+    #[arg(long, default_value = "")]
+    pub directory: String,
+    /// Ref of a Git source (tag, branch or commit).
+    #[arg(long = "ref", default_value = "main")]
+    pub reference: String,
+}
+
+/// `rpkg copy`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CopyArgs {
+    /// A published revision.
+    pub source: String,
+    /// Workspace of the new revision.
+    #[arg(long)]
+    pub workspace: String,
+}
+
+/// `rpkg upgrade`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct UpgradeArgs {
+    /// The published downstream revision to upgrade.
+    pub source: String,
+    /// Upstream revision to upgrade to (default: the latest).
+    #[arg(long)]
+    pub revision: Option<i64>,
+    /// Workspace of the new revision.
+    #[arg(long)]
+    pub workspace: String,
+    /// `resource-merge` (default), `fast-forward`, `force-delete-replace`
+    /// or `copy-merge`.
+    #[arg(long, default_value = "resource-merge")]
+    pub strategy: String,
+}
+
+fn finish(s: &Session<'_>, pr: &PrV2, outcome: &Outcome, verb: &str) -> Result<(), LocalError> {
+    check(&pr.metadata.name, pr, outcome)?;
+    let _ = s;
+    println!("{} {verb}", pr.metadata.name);
+    Ok(())
+}
+
+/// `rpkg init`.
+pub fn init(s: &Session<'_>, ns: &str, a: &InitArgs) -> Result<(), LocalError> {
+    let source =
+        json!({"init": {"description": a.description, "keywords": a.keywords, "site": a.site}});
+    let obj = new_object(ns, &a.repository, &a.package, &a.workspace, source)?;
+    let (pr, outcome) = s.create_and_settle(obj)?;
+    finish(s, &pr, &outcome, "created")
+}
+
+/// `rpkg clone`: by reference when `source` names an object, else from
+/// Git.
+pub fn clone(s: &Session<'_>, ns: &str, a: &CloneArgs) -> Result<(), LocalError> {
+    s.discover(ns)?;
+    let source = if s.api.get(ns, &a.source).is_ok() {
+        json!({"cloneFrom": {"upstreamRef": {"name": a.source}}})
+    } else {
+        json!({"cloneFrom": {"type": "git", "git": {
+            "repo": a.source, "ref": a.reference, "directory": a.directory}}})
+    };
+    let obj = new_object(ns, &a.repository, &a.target, &a.workspace, source)?;
+    let (pr, outcome) = s.create_and_settle(obj)?;
+    finish(s, &pr, &outcome, "created")
+}
+
+/// `rpkg copy`.
+pub fn copy(s: &Session<'_>, ns: &str, a: &CopyArgs) -> Result<(), LocalError> {
+    s.discover(ns)?;
+    let src = s.object(ns, &a.source)?;
+    let source = json!({"copyFrom": {"name": a.source}});
+    let obj = new_object(
+        ns,
+        &src.spec.repository,
+        &src.spec.package_name,
+        &a.workspace,
+        source,
+    )?;
+    let (pr, outcome) = s.create_and_settle(obj)?;
+    finish(s, &pr, &outcome, "created")
+}
+
+/// `rpkg upgrade`: the old upstream is the revision the downstream's
+/// upstream lock points at; the new one its package's revision
+/// `--revision`, or the latest.
+pub fn upgrade(s: &Session<'_>, ns: &str, a: &UpgradeArgs) -> Result<(), LocalError> {
+    s.discover(ns)?;
+    let down = s.object(ns, &a.source)?;
+    let lock = down
+        .status
+        .upstream_lock
+        .as_ref()
+        .and_then(|l| l.git.clone())
+        .ok_or_else(|| {
+            LocalError::Usage(format!(
+                "{}: has no upstream lock; it was not cloned",
+                a.source
+            ))
+        })?;
+    let all: Vec<PrV2> = s
+        .api
+        .all()
+        .into_iter()
+        .filter_map(|v| serde_json::from_value(v).ok())
+        .filter(|p: &PrV2| p.metadata.namespace == ns)
+        .collect();
+    let old = all
+        .iter()
+        .find(|p| {
+            p.status
+                .self_lock
+                .as_ref()
+                .and_then(|l| l.git.as_ref())
+                .is_some_and(|g| !lock.commit.is_empty() && g.commit == lock.commit)
+        })
+        .ok_or_else(|| {
+            LocalError::Usage(format!(
+                "{}: no revision matches its upstream lock ({} {} at {})",
+                a.source, lock.repo, lock.r#ref, lock.commit
+            ))
+        })?;
+    let candidates = all.iter().filter(|p| {
+        p.spec.repository == old.spec.repository
+            && p.spec.package_name == old.spec.package_name
+            && p.spec.lifecycle.is_published()
+    });
+    let new = match a.revision {
+        Some(n) => candidates.into_iter().find(|p| p.status.revision == n),
+        None => candidates.max_by_key(|p| p.status.revision),
+    }
+    .ok_or_else(|| {
+        LocalError::Usage(format!(
+            "{}: no published revision {} of {}",
+            a.source,
+            a.revision.map(|n| n.to_string()).unwrap_or_default(),
+            old.spec.package_name
+        ))
+    })?;
+    let source = json!({"upgrade": {
+        "oldUpstream": {"name": old.metadata.name},
+        "newUpstream": {"name": new.metadata.name},
+        "currentPackage": {"name": down.metadata.name},
+        "strategy": a.strategy,
+    }});
+    let obj = new_object(
+        ns,
+        &down.spec.repository,
+        &down.spec.package_name,
+        &a.workspace,
+        source,
+    )?;
+    let (pr, outcome) = s.create_and_settle(obj)?;
+    finish(s, &pr, &outcome, "created")
+}
+
+/// `rpkg pull NAME DIR`: the revision's files into `dir`.
+pub fn pull(s: &Session<'_>, ns: &str, name: &str, dir: &Path) -> Result<(), LocalError> {
+    let res = s.store.resources(ns, name)?;
+    let files = res.spec.resources.unwrap_or_default();
+    for (path, content) in &files {
+        let rel = Path::new(path);
+        if rel.is_absolute()
+            || rel
+                .components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)))
+        {
+            return Err(LocalError::Usage(format!(
+                "{name}: file {path:?} would be written outside {}",
+                dir.display()
+            )));
+        }
+        let target = dir.join(rel);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(crate::store::StoreError::io(format!(
+                "creating {}",
+                parent.display()
+            )))?;
+        }
+        std::fs::write(&target, content).map_err(crate::store::StoreError::io(format!(
+            "writing {}",
+            target.display()
+        )))?;
+    }
+    println!("{name}: {} files written to {}", files.len(), dir.display());
+    Ok(())
+}
+
+/// `rpkg push NAME DIR`: `dir`'s files become the draft's, then the
+/// controller renders them.
+pub fn push(s: &Session<'_>, ns: &str, name: &str, dir: &Path) -> Result<(), LocalError> {
+    let files = super::cli::read_package_dir(dir)?;
+    if !files.contains_key("Kptfile") {
+        return Err(LocalError::Usage(format!(
+            "{}: package must contain Kptfile at root",
+            dir.display()
+        )));
+    }
+    s.store.update_resources(ns, name, &files, "")?;
+    if s.api.get(ns, name).is_err() {
+        s.discover(ns)?;
+    }
+    let outcome = s.request_render(ns, name)?;
+    let pr = s.object(ns, name)?;
+    check(name, &pr, &outcome)?;
+    println!("{name} pushed: {}", describe(&pr));
+    Ok(())
+}
+
+/// `rpkg get`: the objects, as porchctl prints them.
+pub fn get(s: &Session<'_>, ns: &str, names: &[String], json_out: bool) -> Result<(), LocalError> {
+    s.discover(ns)?;
+    let objs: Vec<Value> = s
+        .api
+        .all()
+        .into_iter()
+        .filter(|o| o["metadata"]["namespace"] == ns)
+        .filter(|o| {
+            names.is_empty()
+                || names
+                    .iter()
+                    .any(|n| o["metadata"]["name"].as_str() == Some(n))
+        })
+        .collect();
+    if json_out {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&objs).unwrap_or_default()
+        );
+        return Ok(());
+    }
+    println!(
+        "{:<50} {:<24} {:<16} {:>8} {:<7} {:<16} REPOSITORY",
+        "NAME", "PACKAGE", "WORKSPACENAME", "REVISION", "LATEST", "LIFECYCLE"
+    );
+    for o in objs {
+        let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
+        println!(
+            "{:<50} {:<24} {:<16} {:>8} {:<7} {:<16} {}",
+            s(&o["metadata"]["name"]),
+            s(&o["spec"]["packageName"]),
+            s(&o["spec"]["workspaceName"]),
+            o["status"]["revision"].as_i64().unwrap_or(0),
+            s(&o["metadata"]["labels"][pv_core::prc::LATEST_REVISION_LABEL]),
+            s(&o["spec"]["lifecycle"]),
+            s(&o["spec"]["repository"]),
+        );
+    }
+    Ok(())
+}
