@@ -1,0 +1,383 @@
+//! End to end, as a new user types it: the v1alpha2 PackageRevision
+//! controller through `porch-variants rpkg` on real Git repositories —
+//! init, pull, edit, push, propose, approve; clone into another
+//! repository; publish v2 upstream; upgrade the clone with each strategy;
+//! propose-delete and delete. Each step's Git refs and Kptfile are checked.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const REPOS: &str = "apiVersion: config.porch.kpt.dev/v1alpha1
+kind: Repository
+metadata:
+  name: blueprints
+spec:
+  type: git
+  git:
+    branch: main
+---
+apiVersion: config.porch.kpt.dev/v1alpha1
+kind: Repository
+metadata:
+  name: edge
+spec:
+  type: git
+  deployment: true
+  git:
+    branch: main
+";
+
+const CM: &str = "apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: app # the app's settings
+data:
+  color: blue
+";
+
+struct Dir {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Dir {
+    fn new() -> Dir {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().to_path_buf();
+        std::fs::write(root.join("repositories.yaml"), REPOS).unwrap();
+        let d = Dir { _tmp: tmp, root };
+        d.ok(&["local", "--init", "."]);
+        d
+    }
+
+    fn run(&self, args: &[&str]) -> std::process::Output {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_porch-variants"));
+        cmd.current_dir(&self.root);
+        if args[0] == "rpkg" {
+            cmd.arg("rpkg").args(["--dir", "."]).args(&args[1..]);
+        } else {
+            cmd.args(args);
+        }
+        cmd.output().unwrap()
+    }
+
+    /// Runs and requires success; stdout.
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            out.status.success(),
+            "{args:?} failed:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+    }
+
+    /// Runs and requires failure; stderr.
+    fn fails(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        String::from_utf8_lossy(&out.stderr).to_string()
+    }
+
+    fn git(&self, repo: &str, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(self.root.join("repos").join(repo))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8_lossy(&out.stdout).to_string()
+    }
+
+    fn refs(&self, repo: &str) -> Vec<String> {
+        self.git(repo, &["for-each-ref", "--format=%(refname)"])
+            .lines()
+            .filter(|r| !r.starts_with("refs/porch"))
+            .map(str::to_string)
+            .collect()
+    }
+
+    fn pull(&self, name: &str) -> PathBuf {
+        let to = self.root.join("work").join(name);
+        let _ = std::fs::remove_dir_all(&to);
+        self.ok(&["rpkg", "pull", name, to.to_str().unwrap()]);
+        to
+    }
+
+    /// The object's JSON as `rpkg get -o json` prints it.
+    fn object(&self, name: &str) -> serde_json::Value {
+        let out = self.ok(&["rpkg", "--output", "json", "get", name]);
+        let list: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap();
+        assert_eq!(list.len(), 1, "{out}");
+        list.into_iter().next().unwrap()
+    }
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap()
+}
+
+fn condition<'a>(obj: &'a serde_json::Value, t: &str) -> &'a serde_json::Value {
+    obj["status"]["conditions"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["type"] == t))
+        .unwrap_or_else(|| panic!("no {t} condition in {obj}"))
+}
+
+/// Publishes a draft, checking its tag appears.
+fn publish(d: &Dir, repo: &str, name: &str, tag: &str) {
+    d.ok(&["rpkg", "propose", name]);
+    let ws = name.rsplit('.').next().unwrap();
+    let pkg = tag.split('/').next().unwrap();
+    assert!(d
+        .refs(repo)
+        .contains(&format!("refs/heads/proposed/{pkg}/{ws}")));
+    let out = d.ok(&["rpkg", "approve", name]);
+    assert!(out.contains("approved (revision"), "{out}");
+    let refs = d.refs(repo);
+    assert!(refs.contains(&format!("refs/tags/{tag}")), "{refs:?}");
+    assert!(
+        !refs
+            .iter()
+            .any(|r| r.starts_with("refs/heads/") && r.ends_with(&format!("/{pkg}/{ws}"))),
+        "{refs:?}"
+    );
+}
+
+#[test]
+fn a_package_from_init_to_upgrade_and_deletion() {
+    let d = Dir::new();
+
+    // init: a draft branch with kpt's three files, rendered.
+    d.ok(&[
+        "rpkg",
+        "init",
+        "app",
+        "--repository",
+        "blueprints",
+        "--workspace",
+        "v1",
+        "--description",
+        "the app",
+    ]);
+    assert!(d
+        .refs("blueprints")
+        .contains(&"refs/heads/drafts/app/v1".to_string()));
+    let obj = d.object("blueprints.app.v1");
+    assert_eq!(obj["status"]["creationSource"], "init");
+    assert_eq!(condition(&obj, "Rendered")["status"], "True");
+    assert_eq!(condition(&obj, "Ready")["status"], "True");
+    assert_eq!(
+        obj["metadata"]["labels"]["porch.kpt.dev/latest-revision"],
+        "false"
+    );
+
+    // pull, edit, push: the draft holds the edit, rendered again.
+    let work = d.pull("blueprints.app.v1");
+    let mut names: Vec<String> = std::fs::read_dir(&work)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["Kptfile", "README.md", "package-context.yaml"]);
+    assert!(read(&work.join("Kptfile")).contains("description: the app"));
+    std::fs::write(work.join("cm.yaml"), CM).unwrap();
+    d.ok(&["rpkg", "push", "blueprints.app.v1", work.to_str().unwrap()]);
+    assert_eq!(
+        d.git("blueprints", &["show", "drafts/app/v1:app/cm.yaml"]),
+        CM
+    );
+
+    // propose, approve: tag app/v1, revision 1, latest.
+    publish(&d, "blueprints", "blueprints.app.v1", "app/v1");
+    let obj = d.object("blueprints.app.v1");
+    assert_eq!(obj["status"]["revision"], 1);
+    assert_eq!(
+        obj["metadata"]["labels"]["porch.kpt.dev/latest-revision"],
+        "true"
+    );
+    assert_eq!(obj["spec"]["lifecycle"], "Published");
+
+    // clone into the deployment repository: the Kptfile points at the tag.
+    d.ok(&[
+        "rpkg",
+        "clone",
+        "blueprints.app.v1",
+        "app",
+        "--repository",
+        "edge",
+        "--workspace",
+        "w1",
+    ]);
+    let clone = d.pull("edge.app.w1");
+    let kptfile = read(&clone.join("Kptfile"));
+    assert!(kptfile.contains("upstream:\n  type: git"), "{kptfile}");
+    assert!(kptfile.contains("ref: app/v1"), "{kptfile}");
+    let commit = d.git("blueprints", &["rev-parse", "app/v1^{commit}"]);
+    assert!(
+        kptfile.contains(&format!("commit: {}", commit.trim())),
+        "{kptfile}"
+    );
+    assert_eq!(d.object("edge.app.w1")["status"]["creationSource"], "clone");
+    // A local edit, published.
+    std::fs::write(clone.join("cm.yaml"), CM.replace("blue", "red")).unwrap();
+    d.ok(&["rpkg", "push", "edge.app.w1", clone.to_str().unwrap()]);
+    publish(&d, "edge", "edge.app.w1", "app/v1");
+
+    // v2 upstream, by copy.
+    d.ok(&["rpkg", "copy", "blueprints.app.v1", "--workspace", "v2"]);
+    assert_eq!(
+        d.object("blueprints.app.v2")["status"]["creationSource"],
+        "copy"
+    );
+    let v2 = d.pull("blueprints.app.v2");
+    std::fs::write(
+        v2.join("cm.yaml"),
+        CM.replace("color: blue", "color: blue\n  size: large"),
+    )
+    .unwrap();
+    d.ok(&["rpkg", "push", "blueprints.app.v2", v2.to_str().unwrap()]);
+    publish(&d, "blueprints", "blueprints.app.v2", "app/v2");
+    assert_eq!(
+        d.object("blueprints.app.v1")["metadata"]["labels"]["porch.kpt.dev/latest-revision"],
+        "false"
+    );
+
+    // Upgrade the clone with each strategy.
+    let expect = [
+        ("resource-merge", Some("color: red\n  size: large")),
+        ("copy-merge", Some("color: blue\n  size: large")),
+        ("force-delete-replace", Some("color: blue\n  size: large")),
+        ("fast-forward", None),
+    ];
+    for (strategy, want) in expect {
+        let ws = format!("up-{strategy}");
+        let args = [
+            "rpkg",
+            "upgrade",
+            "edge.app.w1",
+            "--workspace",
+            &ws,
+            "--strategy",
+            strategy,
+        ];
+        let name = format!("edge.app.{ws}");
+        match want {
+            Some(want) => {
+                d.ok(&args);
+                assert_eq!(d.object(&name)["status"]["creationSource"], "upgrade");
+                let up = d.pull(&name);
+                let cm = read(&up.join("cm.yaml"));
+                assert!(cm.contains(want), "{strategy}: {cm}");
+                assert!(
+                    cm.contains("name: app # the app's settings"),
+                    "{strategy}: {cm}"
+                );
+                let k = read(&up.join("Kptfile"));
+                assert!(k.contains("ref: app/v2"), "{strategy}: {k}");
+            }
+            None => {
+                // The local edit stops a fast-forward: a condition, no draft.
+                let err = d.fails(&args);
+                assert!(
+                    err.contains("local package files have been modified"),
+                    "{err}"
+                );
+                let obj = d.object(&name);
+                assert_eq!(condition(&obj, "Ready")["reason"], "Failed");
+                assert!(!d.refs("edge").iter().any(|r| r.contains(&ws)));
+            }
+        }
+    }
+
+    // propose-delete and delete the old blueprint revision: its tag goes.
+    d.ok(&["rpkg", "propose-delete", "blueprints.app.v1"]);
+    assert!(d
+        .refs("blueprints")
+        .contains(&"refs/heads/deletionProposed/app/v1".to_string()));
+    d.ok(&["rpkg", "delete", "blueprints.app.v1"]);
+    let refs = d.refs("blueprints");
+    assert!(!refs.contains(&"refs/tags/app/v1".to_string()), "{refs:?}");
+    assert!(refs.contains(&"refs/tags/app/v2".to_string()), "{refs:?}");
+    assert!(
+        !refs.iter().any(|r| r.contains("deletionProposed")),
+        "{refs:?}"
+    );
+    let out = d.ok(&["rpkg", "get"]);
+    assert!(!out.contains("blueprints.app.v1 "), "{out}");
+
+    // Git is sound.
+    for repo in ["blueprints", "edge"] {
+        d.git(repo, &["fsck", "--strict"]);
+    }
+}
+
+#[test]
+fn bad_requests_get_a_condition_or_an_error_naming_what_is_wrong() {
+    let d = Dir::new();
+    d.ok(&[
+        "rpkg",
+        "init",
+        "app",
+        "--repository",
+        "blueprints",
+        "--workspace",
+        "v1",
+    ]);
+
+    // A clone of a revision that does not exist.
+    let err = d.fails(&[
+        "rpkg",
+        "clone",
+        "/nowhere/at/all",
+        "app",
+        "--repository",
+        "edge",
+        "--workspace",
+        "w1",
+    ]);
+    assert!(err.contains("failed to fetch from git"), "{err}");
+
+    // A copy of an unpublished revision.
+    let err = d.fails(&["rpkg", "copy", "blueprints.app.v1", "--workspace", "v2"]);
+    assert!(err.contains("must be published"), "{err}");
+
+    // A clone of an unpublished upstream.
+    let err = d.fails(&[
+        "rpkg",
+        "clone",
+        "blueprints.app.v1",
+        "app",
+        "--repository",
+        "edge",
+        "--workspace",
+        "w2",
+    ]);
+    assert!(
+        err.contains("upstream package \"blueprints.app.v1\" must be published"),
+        "{err}"
+    );
+
+    // An unknown repository: the object says so, Git is untouched.
+    let err = d.fails(&[
+        "rpkg",
+        "init",
+        "x",
+        "--repository",
+        "nope",
+        "--workspace",
+        "v1",
+    ]);
+    assert!(err.contains("nope"), "{err}");
+
+    // A lifecycle going backwards: Published back to Draft is refused.
+    d.ok(&["rpkg", "propose", "blueprints.app.v1"]);
+    d.ok(&["rpkg", "approve", "blueprints.app.v1"]);
+    let err = d.fails(&["rpkg", "reject", "blueprints.app.v1"]);
+    assert!(err.contains("cannot change lifecycle"), "{err}");
+    assert!(d
+        .refs("blueprints")
+        .contains(&"refs/tags/app/v1".to_string()));
+}
