@@ -381,3 +381,85 @@ fn bad_requests_get_a_condition_or_an_error_naming_what_is_wrong() {
         .refs("blueprints")
         .contains(&"refs/tags/app/v1".to_string()));
 }
+
+const DECLARED: &str = "apiVersion: porch.kpt.dev/v1alpha2
+kind: PackageRevision
+metadata:
+  name: blueprints.site.v1
+spec:
+  packageName: site
+  repository: blueprints
+  workspaceName: v1
+  lifecycle: Draft
+  source:
+    init:
+      description: declared in a file
+";
+
+#[test]
+fn packagerevisions_declared_in_the_directory_are_reconciled_by_local() {
+    let d = Dir::new();
+    let file = d.root.join("site.yaml");
+    std::fs::write(&file, DECLARED).unwrap();
+    let out = d.ok(&["local", "."]);
+    assert!(out.contains("PackageRevision default/blueprints.site.v1: blueprints.site.v1 Draft Ready=True Rendered=True"), "{out}");
+    assert!(d
+        .refs("blueprints")
+        .contains(&"refs/heads/drafts/site/v1".to_string()));
+    let state = d
+        .root
+        .join(".porch-variants/packagerevisions/default/blueprints.site.v1.json");
+    let before = read(&state);
+    // A second run has nothing to do and writes nothing.
+    let out = d.ok(&["local", "."]);
+    assert!(!out.contains("PackageRevision default/"), "{out}");
+    assert_eq!(read(&state), before);
+
+    // The file's lifecycle moves the revision.
+    std::fs::write(
+        &file,
+        DECLARED.replace("lifecycle: Draft", "lifecycle: Published"),
+    )
+    .unwrap();
+    let out = d.ok(&["local", "."]);
+    assert!(
+        out.contains("blueprints.site.v1 Published Ready=True"),
+        "{out}"
+    );
+    assert!(d
+        .refs("blueprints")
+        .contains(&"refs/tags/site/v1".to_string()));
+    assert_eq!(d.object("blueprints.site.v1")["status"]["revision"], 1);
+    assert_eq!(
+        d.object("blueprints.site.v1")["metadata"]["labels"]["porch.kpt.dev/latest-revision"],
+        "true"
+    );
+
+    // A draft declared and then removed from the files is deleted.
+    std::fs::write(
+        &file,
+        format!(
+            "{}---\n{}",
+            DECLARED.replace("lifecycle: Draft", "lifecycle: Published"),
+            DECLARED
+                .replace("site.v1", "site.v2")
+                .replace("workspaceName: v1", "workspaceName: v2")
+        ),
+    )
+    .unwrap();
+    d.ok(&["local", "."]);
+    assert!(d
+        .refs("blueprints")
+        .contains(&"refs/heads/drafts/site/v2".to_string()));
+    std::fs::write(
+        &file,
+        DECLARED.replace("lifecycle: Draft", "lifecycle: Published"),
+    )
+    .unwrap();
+    let out = d.ok(&["local", "."]);
+    assert!(
+        out.contains("PackageRevision default/blueprints.site.v2: deleted"),
+        "{out}"
+    );
+    assert!(!d.refs("blueprints").iter().any(|r| r.contains("site/v2")));
+}

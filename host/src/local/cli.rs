@@ -63,6 +63,8 @@ pub struct LocalSummary {
     pub seconds: f64,
     /// Packages published by `--init`.
     pub seeded: Vec<String>,
+    /// The v1alpha2 PackageRevisions reconciled.
+    pub package_revisions: Vec<super::rpkg::PrLine>,
 }
 
 /// Errors of the local commands.
@@ -351,7 +353,8 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
         lock: _lock,
     } = open_repositories(dir, args.init)?;
     let now = now();
-    let objects = LocalObjects::load(dir, &read_objects(dir)?, &now)?;
+    let dir_objects = read_objects(dir)?;
+    let objects = LocalObjects::load(dir, &dir_objects, &now)?;
     let core: Box<dyn Core> = if args.native_core {
         Box::new(NativeCore)
     } else {
@@ -383,8 +386,31 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
     }));
     let started = Instant::now();
     let report = run_to_fixed_point(&ctx, args.max_passes, &bar)?;
+    let declared: Vec<serde_json::Value> = dir_objects
+        .objects
+        .iter()
+        .filter(|o| super::rpkg::is_v1alpha2(o))
+        .cloned()
+        .collect();
+    let package_revisions = if declared.is_empty() && !super::rpkg::has_objects(dir) {
+        Vec::new()
+    } else {
+        let repositories: Vec<serde_json::Value> = dir_objects
+            .objects
+            .iter()
+            .filter(|o| o["kind"] == "Repository")
+            .cloned()
+            .collect();
+        let session =
+            super::rpkg::Session::open(dir, &repositories, &revisions, core.as_ref(), &renderer)?;
+        super::rpkg::reconcile_declared(&session, &declared)?
+    };
     let seconds = started.elapsed().as_secs_f64();
-    let ok = report.converged && report.errors.is_empty();
+    let ok = report.converged
+        && report.errors.is_empty()
+        && !package_revisions
+            .iter()
+            .any(|l| l.detail.starts_with("error"));
     Ok((
         LocalSummary {
             report,
@@ -392,6 +418,7 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
             core: core.name(),
             seconds,
             seeded,
+            package_revisions,
         },
         ok,
     ))
@@ -411,6 +438,9 @@ pub fn print_text(s: &LocalSummary) {
     }
     for e in &s.report.errors {
         println!("{}: error: {}", e.object, e.detail);
+    }
+    for l in &s.package_revisions {
+        println!("{}: {}", l.object, l.detail);
     }
     println!(
         "{} PackageVariantSet(s), {} PackageVariant(s): {} write(s) in {} pass(es), {}; {} store reads, {} store writes; {:.2}s ({} core)",

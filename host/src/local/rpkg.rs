@@ -97,8 +97,21 @@ impl<'a> Session<'a> {
         for _ in 0..MAX_PASSES {
             outcome = crate::prc::reconcile(&deps, namespace, name, &self.now, &Config::default())
                 .map_err(|e| LocalError::Usage(e.to_string()))?;
-            if outcome.error.is_some() || (!outcome.requeue && outcome.requeue_after_ms == 0) {
+            if outcome.error.is_some() {
                 break;
+            }
+            if !outcome.requeue && outcome.requeue_after_ms == 0 {
+                // A write that changed the spec (the Kptfile's gates and
+                // metadata) is a new generation: the API server's watch
+                // would wake the controller again.
+                let Ok(obj) = self.api.get(namespace, name) else {
+                    break;
+                };
+                let generation = obj["metadata"]["generation"].as_i64().unwrap_or(0);
+                let observed = obj["status"]["observedGeneration"].as_i64().unwrap_or(0);
+                if generation == observed && obj["metadata"]["deletionTimestamp"].is_null() {
+                    break;
+                }
             }
         }
         Ok(outcome)
@@ -233,6 +246,146 @@ fn seeded_status(pr: &PackageRevision) -> Value {
         s.insert("upstreamLock".into(), json!(l));
     }
     Value::Object(s)
+}
+
+/// The annotation on objects declared in the directory's YAML files (the
+/// file's objects are the object's spec; an object whose declaration is
+/// gone is deleted).
+pub const DECLARED_ANNOTATION: &str = "porch-variants.dev/declared";
+
+/// The field manager of the specs declared in the directory's files.
+pub const FILES_MANAGER: &str = "porch-variants-local";
+
+/// Whether `v` is a v1alpha2 PackageRevision.
+pub fn is_v1alpha2(v: &Value) -> bool {
+    v["apiVersion"] == "porch.kpt.dev/v1alpha2" && v["kind"] == "PackageRevision"
+}
+
+/// Whether the controller has something to do for `obj` (the events
+/// upstream's controller is woken by: a new generation, a render request,
+/// a deletion), or a source that failed and is tried again.
+pub fn needs_reconcile(obj: &Value) -> bool {
+    let meta = &obj["metadata"];
+    let status = &obj["status"];
+    if !meta["deletionTimestamp"].is_null() {
+        return true;
+    }
+    if status["observedGeneration"].as_i64().unwrap_or(0)
+        != meta["generation"].as_i64().unwrap_or(0)
+    {
+        return true;
+    }
+    let requested = meta["annotations"][RENDER_REQUEST_ANNOTATION]
+        .as_str()
+        .unwrap_or_default();
+    if !requested.is_empty() && Some(requested) != status["observedPrrResourceVersion"].as_str() {
+        return true;
+    }
+    let ready = status["conditions"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["type"] == "Ready"));
+    match ready {
+        None => true,
+        Some(r) => {
+            r["status"] != "True"
+                && status["creationSource"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .is_empty()
+                && !obj["spec"]["source"].is_null()
+        }
+    }
+}
+
+/// One object after `local`'s pass over the v1alpha2 objects.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PrLine {
+    /// `namespace/name`.
+    pub object: String,
+    /// What happened (`reconciled`, `deleted`, `error: ...`).
+    pub detail: String,
+}
+
+/// `local`'s pass over the v1alpha2 objects: the directory's declared
+/// objects are created, updated or deleted to match the files, then every
+/// object with something to do is reconciled until it settles.
+pub fn reconcile_declared(s: &Session<'_>, declared: &[Value]) -> Result<Vec<PrLine>, LocalError> {
+    let mut lines = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for d in declared {
+        let ns = d["metadata"]["namespace"]
+            .as_str()
+            .filter(|n| !n.is_empty())
+            .unwrap_or("default");
+        let name = d["metadata"]["name"].as_str().unwrap_or_default();
+        seen.insert((ns.to_string(), name.to_string()));
+        if s.api.get(ns, name).is_err() {
+            let mut obj = d.clone();
+            obj["metadata"]["namespace"] = json!(ns);
+            obj["metadata"]["annotations"][DECLARED_ANNOTATION] = json!("true");
+            s.api.create(&obj).map_err(call_err)?;
+        }
+        // The file's spec is applied as its own field manager, so the
+        // fields the controller owns (readiness gates, package metadata
+        // from the Kptfile) stay; labels and annotations are merged.
+        let mut applied = d.clone();
+        applied["metadata"]["namespace"] = json!(ns);
+        s.api
+            .apply_spec(FILES_MANAGER, &applied)
+            .map_err(call_err)?;
+        let mut meta = serde_json::Map::new();
+        for key in ["labels", "annotations"] {
+            if d["metadata"][key].is_object() {
+                meta.insert(key.to_string(), d["metadata"][key].clone());
+            }
+        }
+        meta.entry("annotations").or_insert_with(|| json!({}))[DECLARED_ANNOTATION] = json!("true");
+        s.api
+            .merge_patch(ns, name, &json!({ "metadata": meta }))
+            .map_err(call_err)?;
+    }
+    for obj in s.api.all() {
+        let ns = obj["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or("default")
+            .to_string();
+        let name = obj["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let was_declared = obj["metadata"]["annotations"][DECLARED_ANNOTATION] == "true";
+        if was_declared
+            && !seen.contains(&(ns.clone(), name.clone()))
+            && obj["metadata"]["deletionTimestamp"].is_null()
+        {
+            s.api.delete(&ns, &name).map_err(call_err)?;
+        }
+    }
+    for obj in s.api.all() {
+        if !needs_reconcile(&obj) {
+            continue;
+        }
+        let ns = obj["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or("default")
+            .to_string();
+        let name = obj["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let outcome = s.settle(&ns, &name)?;
+        let detail = match (&outcome.error, s.object(&ns, &name)) {
+            (Some(e), _) => format!("error: {e}"),
+            (None, Ok(pr)) => describe(&pr),
+            (None, Err(_)) => "deleted".to_string(),
+        };
+        lines.push(PrLine {
+            object: format!("PackageRevision {ns}/{name}"),
+            detail,
+        });
+    }
+    Ok(lines)
 }
 
 /// Whether `dir` has v1alpha2 PackageRevision objects.

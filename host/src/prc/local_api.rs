@@ -217,6 +217,10 @@ impl LocalApi {
         };
         let mut next = stored.clone();
         let spec_changed = f(&mut next)?;
+        if next.object == stored.object && next.managed_fields == stored.managed_fields {
+            // Nothing changed: nothing is written (no new resource version).
+            return Ok(());
+        }
         let meta = &mut next.object["metadata"];
         let rv = meta["resourceVersion"]
             .as_str()
