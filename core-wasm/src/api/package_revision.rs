@@ -369,6 +369,29 @@ pub mod v1alpha2 {
     /// API version of the kind.
     pub const API_VERSION: &str = "porch.kpt.dev/v1alpha2";
 
+    /// The field selectors the API serves (upstream's `PkgRevFieldSelector`
+    /// constants, in their order): the CRD's `selectableFields` are the
+    /// non-metadata ones, each as a JSON path (`.spec.lifecycle`).
+    pub const SELECTABLE_FIELDS: [&str; 7] = [
+        "metadata.name",
+        "metadata.namespace",
+        "status.revision",
+        "spec.packageName",
+        "spec.repository",
+        "spec.workspaceName",
+        "spec.lifecycle",
+    ];
+
+    /// The CRD's `selectableFields` JSON paths: `.` + every non-metadata
+    /// entry of [`SELECTABLE_FIELDS`].
+    pub fn selectable_json_paths() -> Vec<String> {
+        SELECTABLE_FIELDS
+            .iter()
+            .filter(|f| !f.starts_with("metadata."))
+            .map(|f| format!(".{f}"))
+            .collect()
+    }
+
     /// A PackageRevision `porch.kpt.dev/v1alpha2`.
     #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
     #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]

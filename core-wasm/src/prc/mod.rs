@@ -7,6 +7,8 @@
 //!   (package conditions, readiness gates, package metadata, locators);
 //! * [`render`] — when a draft is rendered, and the conditions and
 //!   versions the render writes;
+//! * [`fieldindex`] — the cache's field indexes (what a List with field
+//!   selectors matches);
 //! * [`labels`] — the `porch.kpt.dev/latest-revision` label of every
 //!   revision of a package;
 //! * [`mergekey`] — the `kpt-merge` comments and upstream identifiers an
@@ -19,6 +21,7 @@
 //! `shared/reference/porch-packagerevision-controller.md`; the cases under
 //! `tests/conformance/porch-upstream-prc/` pin it.
 
+pub mod fieldindex;
 pub mod labels;
 pub mod mergekey;
 pub mod readiness;

@@ -103,3 +103,165 @@ pub fn condition(
         message: message.to_string(),
     }
 }
+
+/// `renderRequestChanged`, the event filter the controller ORs with
+/// "generation changed": an update triggers a reconcile iff the
+/// render-request annotation's value differs between the old and the new
+/// object (absent counts as "").
+pub fn render_request_changed(
+    old: &std::collections::BTreeMap<String, String>,
+    new: &std::collections::BTreeMap<String, String>,
+) -> bool {
+    let value = |m: &std::collections::BTreeMap<String, String>| {
+        m.get(RENDER_REQUEST_ANNOTATION)
+            .cloned()
+            .unwrap_or_default()
+    };
+    value(old) != value(new)
+}
+
+/// The directory of the shallowest `Kptfile` in `files` ("" for the root,
+/// which wins; the first path in order among equally shallow ones), or
+/// `None` when there is none: the package kpt renders.
+pub fn package_root(files: &crate::render::Files) -> Option<String> {
+    files
+        .keys()
+        .filter(|p| *p == "Kptfile" || p.ends_with("/Kptfile"))
+        .map(|p| p.strip_suffix("Kptfile").unwrap_or_default())
+        .map(|d| d.trim_end_matches('/').to_string())
+        .min_by_key(|d| {
+            (
+                if d.is_empty() {
+                    0
+                } else {
+                    d.matches('/').count() + 1
+                },
+                d.clone(),
+            )
+        })
+}
+
+/// Why [`render_package`] could not render (an infrastructure error: the
+/// reconcile records it as `render failed: …`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RenderError {
+    /// The runtime deferred a function's output; this renderer needs a
+    /// runtime that answers at once.
+    #[error("the function runtime deferred a function; rendering needs a synchronous runtime")]
+    Deferred,
+}
+
+/// The controller's kpt renderer (`kptRenderer.Render`): the package whose
+/// root is the shallowest `Kptfile` is rendered (paths re-rooted there and
+/// back); files outside it are kept. Without any `Kptfile` the files come
+/// back unchanged and nothing runs. A pipeline failure is the answer's
+/// `pipeline_error` (the failing steps, one per `; `), with the files as
+/// far as the render got.
+pub fn render_package(
+    files: &crate::render::Files,
+    opts: &crate::render::RenderOptions,
+    runtime: &mut dyn crate::render::FunctionRuntime,
+) -> Result<super::reconcile::Rendered, RenderError> {
+    let Some(root) = package_root(files) else {
+        return Ok(super::reconcile::Rendered {
+            files: files.clone(),
+            ..Default::default()
+        });
+    };
+    let prefix = if root.is_empty() {
+        String::new()
+    } else {
+        format!("{root}/")
+    };
+    let inside: crate::render::Files = files
+        .iter()
+        .filter_map(|(p, c)| p.strip_prefix(&prefix).map(|r| (r.to_string(), c.clone())))
+        .collect();
+    let out = crate::render::render(&inside, opts, runtime);
+    if out.pending {
+        return Err(RenderError::Deferred);
+    }
+    let mut rendered: crate::render::Files = files
+        .iter()
+        .filter(|(p, _)| !p.starts_with(&prefix))
+        .map(|(p, c)| (p.clone(), c.clone()))
+        .collect();
+    rendered.extend(
+        out.files
+            .into_iter()
+            .map(|(p, c)| (format!("{prefix}{p}"), c)),
+    );
+    Ok(super::reconcile::Rendered {
+        busy: false,
+        files: rendered,
+        pipeline_error: out.failure.map(|f| {
+            let text = if f.detail.is_empty() {
+                f.message
+            } else {
+                f.detail
+            };
+            text.replace('\n', "; ")
+        }),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn annotations(v: Option<&str>) -> BTreeMap<String, String> {
+        v.map(|v| BTreeMap::from([(RENDER_REQUEST_ANNOTATION.to_string(), v.to_string())]))
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn only_a_changed_render_request_fires() {
+        assert!(render_request_changed(
+            &annotations(Some("v1")),
+            &annotations(Some("v2"))
+        ));
+        assert!(render_request_changed(
+            &annotations(None),
+            &annotations(Some("v1"))
+        ));
+        assert!(render_request_changed(
+            &annotations(Some("v1")),
+            &annotations(None)
+        ));
+        assert!(!render_request_changed(
+            &annotations(Some("v1")),
+            &annotations(Some("v1"))
+        ));
+        assert!(!render_request_changed(
+            &annotations(None),
+            &annotations(Some(""))
+        ));
+    }
+
+    #[test]
+    fn the_shallowest_kptfile_roots_the_render_and_none_passes_through() {
+        let files = |paths: &[&str]| -> crate::render::Files {
+            paths
+                .iter()
+                .map(|p| (p.to_string(), String::new()))
+                .collect()
+        };
+        assert_eq!(
+            package_root(&files(&["a/b/Kptfile", "x/Kptfile"])).as_deref(),
+            Some("x")
+        );
+        assert_eq!(
+            package_root(&files(&["a/Kptfile", "Kptfile"])).as_deref(),
+            Some("")
+        );
+        assert_eq!(package_root(&files(&["cm.yaml"])), None);
+        let only = files(&["cm.yaml"]);
+        let out = render_package(
+            &only,
+            &crate::render::RenderOptions::default(),
+            &mut crate::render::BuiltinsOnly,
+        );
+        assert_eq!(out.map(|r| r.files), Ok(only));
+    }
+}

@@ -2,47 +2,36 @@
 //! whose source just ran or whose render was requested, and write the
 //! result and what its Kptfile says.
 
-use crate::prc::readiness::{
-    kptfile_from_resources, package_conditions, package_metadata, readiness_gates,
-};
-use crate::prc::render::{observed_version_after_render, render_trigger, READY, RENDERED};
+use crate::prc::readiness::kptfile_from_resources;
+use crate::prc::render::{observed_version_after_render, render_trigger, RENDERED};
 use crate::prc::{PUSH_ON_RENDER_FAILURE_ANNOTATION, RENDER_REQUEST_ANNOTATION};
 
 use super::io::{Call, Content, Files, Io, Rendered, Suspend};
 use super::lifecycle::apply;
-use super::status::{cond, kptfile_spec, kptfile_status, main_status, render_status};
+use super::status::{cond, kptfile_applies, render_failed_applies, render_status};
 use super::{Ctx, Outcome, Phase, PhaseResult};
-
-fn annotation(ctx: &Ctx<'_>) -> String {
-    ctx.pr
-        .metadata
-        .annotations
-        .get(RENDER_REQUEST_ANNOTATION)
-        .cloned()
-        .unwrap_or_default()
-}
 
 /// `setRenderFailed`: Rendered=False with the message (the request is
 /// observed, so it does not trigger again), then Ready=False.
 fn render_failed(io: &mut Io<'_>, ctx: &Ctx<'_>, message: &str) -> Result<(), Suspend> {
-    let rendered = cond(&ctx.pr, RENDERED, "False", "RenderFailed", message, ctx.now);
-    apply(io, render_status(&ctx.pr, "", &annotation(ctx), rendered))?;
-    let ready = cond(
-        &ctx.pr,
-        READY,
-        "False",
-        "RenderFailed",
-        "render failed",
-        ctx.now,
-    );
-    apply(io, main_status(&ctx.pr, &[ready], None, None))
+    for call in render_failed_applies(&ctx.pr, message, ctx.now) {
+        apply(io, call)?;
+    }
+    Ok(())
 }
 
 /// A render-phase failure: recorded, and returned so the host retries it
 /// with backoff (upstream drops it, §13.3).
 fn fail(io: &mut Io<'_>, ctx: &Ctx<'_>, message: String) -> PhaseResult {
-    render_failed(io, ctx, &message)?;
-    Ok(Phase::End(Outcome::error(message)))
+    fail_with(io, ctx, &message, message.clone())
+}
+
+/// As [`fail`], with a status message that differs from the error: a
+/// renderer's own error is recorded as it is and returned wrapped
+/// (`render failed: …`), as upstream does.
+fn fail_with(io: &mut Io<'_>, ctx: &Ctx<'_>, status: &str, error: String) -> PhaseResult {
+    render_failed(io, ctx, status)?;
+    Ok(Phase::End(Outcome::error(error)))
 }
 
 /// Writes `files` over the revision: draft from existing, update, close.
@@ -81,16 +70,7 @@ fn sync_kptfile(io: &mut Io<'_>, ctx: &Ctx<'_>, files: &Files) -> Result<(), Sus
             return Ok(());
         }
     };
-    if kptfile.is_null() {
-        return Ok(());
-    }
-    let gates = readiness_gates(&kptfile).unwrap_or_default();
-    let metadata = package_metadata(&kptfile).and_then(|m| serde_json::to_value(m).ok());
-    let conditions = package_conditions(&kptfile).unwrap_or_default();
-    if let Some(call) = kptfile_spec(&ctx.pr, &gates, metadata.as_ref()) {
-        apply(io, call)?;
-    }
-    if let Some(call) = kptfile_status(&ctx.pr, &conditions) {
+    for call in kptfile_applies(&ctx.pr, &kptfile) {
         apply(io, call)?;
     }
     Ok(())
@@ -130,7 +110,7 @@ pub(super) fn run(io: &mut Io<'_>, ctx: &Ctx<'_>) -> PhaseResult {
     let answer = io.call(Call::Render { files })?;
     let rendered: Rendered = match answer.decode("render output") {
         Ok(r) => r,
-        Err(e) => return fail(io, ctx, format!("render failed: {e}")),
+        Err(e) => return fail_with(io, ctx, &e, format!("render failed: {e}")),
     };
     if rendered.busy {
         return Ok(Phase::End(Outcome {
@@ -186,8 +166,10 @@ pub(super) fn run(io: &mut Io<'_>, ctx: &Ctx<'_>) -> PhaseResult {
             }
         }
         // The pipeline's own failure: the user must change the package,
-        // so it is recorded and not retried.
-        render_failed(io, ctx, &format!("render pipeline failed: {error}"))?;
+        // so it is recorded (the pipeline's message, as upstream) and
+        // logged, not retried.
+        render_failed(io, ctx, &error)?;
+        io.log(format!("render pipeline failed: {error}"));
         return Ok(Phase::End(Outcome::done()));
     }
     if let Err(e) = write(io, ctx, &rendered.files)? {

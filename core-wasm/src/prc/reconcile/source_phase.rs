@@ -167,7 +167,7 @@ fn resources(io: &mut Io<'_>, ctx: &Ctx<'_>, source: &Source) -> SourceResult<Fi
                 Ok(u) => u,
                 Err(e) => return Ok(Err(e)),
             };
-            let content = match content_of(io, &upstream, true)? {
+            let content = match content_of(io, pr, &upstream)? {
                 Ok(c) => c,
                 Err(e) => {
                     return Ok(Err(SourceError::transient(format!(
@@ -258,21 +258,25 @@ fn published(
     })
 }
 
+/// The content of `src` with its files, read in `src`'s repository of the
+/// reconciled object's namespace (upstream's `RepositoryKey{pr.Namespace,
+/// src.Spec.Repository}`: a referenced revision is always Got from the
+/// object's own namespace).
 fn content_of(
     io: &mut Io<'_>,
     pr: &PackageRevision,
-    resources: bool,
+    src: &PackageRevision,
 ) -> Result<Result<Content, String>, Suspend> {
     let got = io.call(Call::GetPackageContent {
         revision: RevisionKey {
             repository: RepoKey {
                 namespace: pr.metadata.namespace.clone(),
-                name: pr.spec.repository.clone(),
+                name: src.spec.repository.clone(),
             },
-            package: pr.spec.package_name.clone(),
-            workspace: pr.spec.workspace_name.clone(),
+            package: src.spec.package_name.clone(),
+            workspace: src.spec.workspace_name.clone(),
         },
-        resources,
+        resources: true,
     })?;
     Ok(got.decode("package content"))
 }
@@ -304,7 +308,7 @@ fn copy_package(io: &mut Io<'_>, pr: &PackageRevision, name: &str) -> SourceResu
             "source package {name:?} must be published"
         ))));
     }
-    Ok(match content_of(io, &src, true)? {
+    Ok(match content_of(io, pr, &src)? {
         Ok(Content {
             resources: Some(f),
             resources_error: None,
@@ -347,7 +351,7 @@ fn upgrade(
         ("new upstream", &prs[1]),
         ("current package", &prs[2]),
     ] {
-        let c = match content_of(io, p, true)? {
+        let c = match content_of(io, pr, p)? {
             Ok(c) if c.resources_error.is_none() => c,
             Ok(c) => {
                 return Ok(Err(SourceError::transient(format!(

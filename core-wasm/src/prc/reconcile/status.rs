@@ -9,7 +9,9 @@ use crate::api::package_revision::v1alpha2::PackageRevision;
 use crate::api::package_revision::{PackageCondition, ReadinessGate};
 
 use super::io::{Call, Content};
-use crate::prc::render::condition;
+use crate::prc::readiness::{package_conditions, package_metadata, readiness_gates};
+use crate::prc::render::{condition, READY, RENDERED};
+use crate::prc::RENDER_REQUEST_ANNOTATION;
 
 /// `packagerev-controller`: Ready, creationSource, and what the content
 /// says about the published revision.
@@ -73,7 +75,10 @@ pub fn main_status(
     if let Some(g) = pr.metadata.generation.filter(|g| *g != 0) {
         status.insert("observedGeneration".into(), json!(g));
     }
-    status.insert("conditions".into(), conditions_value(conditions));
+    // `omitempty`: no conditions, no key (the manager keeps none).
+    if !conditions.is_empty() {
+        status.insert("conditions".into(), conditions_value(conditions));
+    }
     let source = creation_source.unwrap_or(&pr.status.creation_source);
     if !source.is_empty() {
         status.insert("creationSource".into(), json!(source));
@@ -193,4 +198,41 @@ pub fn kptfile_status(pr: &PackageRevision, conditions: &[PackageCondition]) -> 
         field_manager: KPTFILE_MANAGER.into(),
         object: Value::Object(obj),
     })
+}
+
+/// `setRenderFailed`: a render-manager apply of `Rendered=False/RenderFailed`
+/// with `message`, observing the current render-request annotation (so the
+/// same request does not trigger again; without one the current observed
+/// value is re-sent), then a main-manager apply of
+/// `Ready=False/RenderFailed "render failed"` (no content).
+pub fn render_failed_applies(pr: &PackageRevision, message: &str, now: &str) -> [Call; 2] {
+    let requested = pr
+        .metadata
+        .annotations
+        .get(RENDER_REQUEST_ANNOTATION)
+        .map(String::as_str)
+        .unwrap_or_default();
+    let rendered = cond(pr, RENDERED, "False", "RenderFailed", message, now);
+    let ready = cond(pr, READY, "False", "RenderFailed", "render failed", now);
+    [
+        render_status(pr, "", requested, rendered),
+        main_status(pr, &[ready], None, None),
+    ]
+}
+
+/// `updateKptfileFields`: what a rendered Kptfile (as JSON; null when the
+/// package has none) contributes, as the Kptfile manager's applies: a spec
+/// apply when it has readiness gates or package metadata, a status apply
+/// when it has conditions; none when it has neither.
+pub fn kptfile_applies(pr: &PackageRevision, kptfile: &Value) -> Vec<Call> {
+    if kptfile.is_null() {
+        return Vec::new();
+    }
+    let gates = readiness_gates(kptfile).unwrap_or_default();
+    let metadata = package_metadata(kptfile).and_then(|m| serde_json::to_value(m).ok());
+    let conditions = package_conditions(kptfile).unwrap_or_default();
+    kptfile_spec(pr, &gates, metadata.as_ref())
+        .into_iter()
+        .chain(kptfile_status(pr, &conditions))
+        .collect()
 }

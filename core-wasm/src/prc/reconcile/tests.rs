@@ -274,3 +274,83 @@ fn a_malformed_answer_is_an_error_not_a_trap() {
     let (_, outcome) = run(|_| Answer::ok(json!({"spec": 7})));
     assert!(outcome.error.unwrap().starts_with("PackageRevision:"));
 }
+
+#[test]
+fn a_pipeline_failure_records_the_pipelines_message_and_is_not_retried() {
+    let obj = pr(json!({"status": {"creationSource": "init"}}));
+    let (calls, outcome) = run(|c| match c {
+        Call::GetPackageRevision { .. } => Answer::ok(obj.clone()),
+        Call::GetPackageContent { .. } => content("Draft"),
+        Call::Render { files } => {
+            Answer::ok(json!({"files": files, "pipelineError": "function failed"}))
+        }
+        _ => Answer::ok(Value::Null),
+    });
+    assert_eq!(
+        names(&calls),
+        ["get", "status", "content", "render", "status", "status"]
+    );
+    let Call::ApplyStatus { object, .. } = &calls[4] else {
+        panic!("{calls:?}")
+    };
+    assert_eq!(
+        object["status"]["conditions"][0]["message"],
+        "function failed"
+    );
+    assert_eq!(outcome.error, None);
+    assert!(outcome
+        .log
+        .iter()
+        .any(|l| l == "render pipeline failed: function failed"));
+}
+
+#[test]
+fn a_renderer_failure_is_recorded_as_is_and_returned_wrapped() {
+    let obj = pr(json!({"status": {"creationSource": "init"}}));
+    let (calls, outcome) = run(|c| match c {
+        Call::GetPackageRevision { .. } => Answer::ok(obj.clone()),
+        Call::GetPackageContent { .. } => content("Draft"),
+        Call::Render { .. } => Answer::error("fn-runner unavailable"),
+        _ => Answer::ok(Value::Null),
+    });
+    let Call::ApplyStatus { object, .. } = &calls[4] else {
+        panic!("{calls:?}")
+    };
+    assert_eq!(
+        object["status"]["conditions"][0]["message"],
+        "fn-runner unavailable"
+    );
+    assert_eq!(
+        outcome.error.as_deref(),
+        Some("render failed: fn-runner unavailable")
+    );
+}
+
+#[test]
+fn a_status_apply_without_conditions_sends_no_conditions_key() {
+    let obj: PackageRevision = serde_json::from_value(pr(json!({}))).unwrap();
+    let Call::ApplyStatus { object, .. } = status::main_status(&obj, &[], None, None) else {
+        panic!()
+    };
+    assert!(object["status"].get("conditions").is_none(), "{object}");
+}
+
+#[test]
+fn a_referenced_revision_is_read_in_the_objects_namespace() {
+    let obj = pr(json!({"spec": {"source": {"copyFrom": {"name": "src"}}}}));
+    // As upstream's tests build it: the referenced object has no namespace.
+    let src = json!({"spec": {"packageName": "pkg", "repository": "repo",
+        "workspaceName": "v1", "lifecycle": "Published"}});
+    let (calls, _) = run(|c| match c {
+        Call::GetPackageRevision { name, .. } if name == "repo.pkg.ws" => Answer::ok(obj.clone()),
+        Call::GetPackageRevision { .. } => Answer::ok(src.clone()),
+        Call::GetPackageContent { .. } => content("Published"),
+        Call::CreateNewDraft { .. } => Answer::ok(json!("d")),
+        _ => Answer::ok(Value::Null),
+    });
+    let Call::GetPackageContent { revision, .. } = &calls[2] else {
+        panic!("{calls:?}")
+    };
+    assert_eq!(revision.repository.namespace, "default");
+    assert_eq!(revision.workspace, "v1");
+}
