@@ -19,7 +19,7 @@ const PRR_PATH: &str = "/apis/porch.kpt.dev/v1alpha1/namespaces/default/packager
 
 fn args() -> ControllerArgs {
     ControllerArgs {
-        reconcilers: vec!["*".into()],
+        reconcilers: vec!["packagevariants".into(), "packagevariantsets".into()],
         watch_kinds: vec!["v1/ConfigMap".into()],
         listen: "127.0.0.1:0".parse().expect("addr"),
         leader_elect: false,
@@ -28,6 +28,12 @@ fn args() -> ControllerArgs {
         identity: "test".into(),
         native_core: true,
         cache_sync_timeout: 20,
+        packagerevisions: porch_variants::kube::prc::PrcArgs {
+            max_concurrent_renders: 20,
+            render_requeue_delay: Duration::from_secs(2),
+            max_concurrent_reconciles: 50,
+            git_root: std::env::temp_dir(),
+        },
     }
 }
 

@@ -18,6 +18,7 @@ pub mod crd;
 pub mod health;
 pub mod leader;
 pub mod metrics;
+pub mod prc;
 pub mod recent;
 pub mod run;
 pub mod store;

@@ -24,6 +24,7 @@ use super::controller::{self as ctl, Context, PACKAGE_VARIANTS, PACKAGE_VARIANT_
 use super::health::{self, HealthState};
 use super::leader::{self, LeaseConfig};
 use super::metrics::Metrics;
+use super::prc::PACKAGE_REVISIONS;
 use super::recent::{Expectations, RecentWrites};
 use crate::engine_api::{ComponentCore, Core, NativeCore};
 
@@ -69,6 +70,10 @@ pub struct ControllerArgs {
         value_parser = clap::value_parser!(u64).range(1..)
     )]
     pub cache_sync_timeout: u64,
+    /// The v1alpha2 PackageRevision controller (reconciler
+    /// `packagerevisions`).
+    #[command(flatten)]
+    pub packagerevisions: super::prc::PrcArgs,
 }
 
 /// The controller could not start or stopped with an error.
@@ -262,12 +267,14 @@ pub async fn run_with(
 ) -> Result<(), RunError> {
     let all = args.reconcilers.iter().any(|r| r == "*");
     for r in &args.reconcilers {
-        if r != "*" && r != PACKAGE_VARIANTS && r != PACKAGE_VARIANT_SETS {
+        if r != "*" && r != PACKAGE_VARIANTS && r != PACKAGE_VARIANT_SETS && r != PACKAGE_REVISIONS
+        {
             return Err(RunError::Usage(format!(
-                "--reconcilers: unknown reconciler {r:?} (packagevariants, packagevariantsets, *)"
+                "--reconcilers: unknown reconciler {r:?} (packagevariants, packagevariantsets, packagerevisions, *)"
             )));
         }
     }
+    let run_prc = all || args.reconcilers.iter().any(|r| r == PACKAGE_REVISIONS);
     let run_pv = all || args.reconcilers.iter().any(|r| r == PACKAGE_VARIANTS);
     let run_pvs = all || args.reconcilers.iter().any(|r| r == PACKAGE_VARIANT_SETS);
     let kinds = args
@@ -284,6 +291,11 @@ pub async fn run_with(
     check_served(&pvs_api, "packagevariantsets.config.porch.kpt.dev").await?;
     check_served(&pr_api, "packagerevisions.porch.kpt.dev").await?;
     check_served(&repo_api, "repositories.config.porch.kpt.dev").await?;
+    let prc_resource = super::prc::api_resource();
+    let prc_api = Api::<DynamicObject>::all_with(client.clone(), &prc_resource);
+    if run_prc {
+        check_served(&prc_api, "packagerevisions.porch.kpt.dev/v1alpha2").await?;
+    }
     // The watched kinds too: a kind that is not served or not allowed would
     // keep its cache from syncing, and so every reconcile from starting.
     for gvk in &kinds {
@@ -414,6 +426,36 @@ pub async fn run_with(
         });
     }
 
+    // The v1alpha2 PackageRevisions: a reconcile on a new generation or a
+    // changed render request (upstream's event filter), or a deletion.
+    let prc_writer = reflector::store::Writer::<DynamicObject>::new(prc_resource.clone());
+    let prc_store = prc_writer.as_reader();
+    let (prc_tx, prc_rx) = mpsc::unbounded_channel::<DynamicObject>();
+    if run_prc {
+        let mut seen: std::collections::HashMap<(String, String), (Option<i64>, String, bool)> =
+            Default::default();
+        spawn_reflector(prc_api, prc_writer, move |event| {
+            let Some(obj) = touched(event) else { return };
+            let key = (obj.namespace().unwrap_or_default(), obj.name_any());
+            if matches!(event, watcher::Event::Delete(_)) {
+                seen.remove(&key);
+                return;
+            }
+            let now = (
+                obj.metadata.generation,
+                obj.annotations()
+                    .get(pv_core::prc::RENDER_REQUEST_ANNOTATION)
+                    .cloned()
+                    .unwrap_or_default(),
+                obj.metadata.deletion_timestamp.is_some(),
+            );
+            if seen.get(&key) != Some(&now) {
+                seen.insert(key, now);
+                let _ = prc_tx.send(obj.clone());
+            }
+        });
+    }
+
     // Every cache has synced: only then may a reconcile run. A reconcile
     // that read a cache still filling would not see the downstream drafts
     // that exist (and create another one) or the upstream revision (and
@@ -421,6 +463,7 @@ pub async fn run_with(
     let waiting_for = Arc::new(std::sync::Mutex::new(String::new()));
     let synced = {
         let (caches, waiting_for) = (caches.clone(), waiting_for.clone());
+        let prc_wait = prc_store.clone();
         async move {
             let w = waiting_for.as_ref();
             first_sync(w, "PackageVariant".into(), &caches.package_variants).await?;
@@ -431,6 +474,9 @@ pub async fn run_with(
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
             first_sync(w, "Repository".into(), &caches.repositories).await?;
+            if run_prc {
+                first_sync(w, "PackageRevision (v1alpha2)".into(), &prc_wait).await?;
+            }
             for ((api_version, kind), store) in caches.objects.stores() {
                 first_sync(w, format!("{api_version}/{kind}"), &store).await?;
             }
@@ -514,6 +560,26 @@ pub async fn run_with(
         () = stopped(shutdown_rx.clone()) => false,
     };
 
+    let prc_args = &args.packagerevisions;
+    let prc_ctx = Arc::new(super::prc::PrcContext {
+        client: client.clone(),
+        revisions: prc_store.clone(),
+        repositories: caches.repositories.clone(),
+        core: core.clone(),
+        renderer: Some(Arc::new(crate::local::cli::draft_renderer(
+            &prc_args.git_root,
+        ))),
+        slots: Arc::new(crate::prc::RenderSlots::new(
+            prc_args.max_concurrent_renders,
+        )),
+        config: pv_core::prc::reconcile::Config {
+            render: true,
+            render_requeue_delay_ms: u64::try_from(prc_args.render_requeue_delay.as_millis())
+                .unwrap_or(u64::MAX),
+        },
+        git_root: prc_args.git_root.clone(),
+        leader: leader_rx.clone(),
+    });
     let mut context = Context::new(client.clone(), caches.clone(), core, metrics, leader_rx);
     context.recent = expectations;
     let ctx = Arc::new(context);
@@ -539,8 +605,19 @@ pub async fn run_with(
             )
             .for_each(|_| async {})
     });
+    let prc_controller =
+        (started && run_prc).then(|| {
+            Controller::for_stream_with(channel_stream(prc_rx).map(Ok), prc_store, prc_resource)
+                .with_config(kube::runtime::controller::Config::default().concurrency(
+                    u16::try_from(prc_args.max_concurrent_reconciles).unwrap_or(u16::MAX),
+                ))
+                .graceful_shutdown_on(stopped(shutdown_rx.clone()))
+                .run(super::prc::reconcile, super::prc::error_policy, prc_ctx)
+                .for_each(|_| async {})
+        });
     if started {
         tracing::info!(
+            packagerevisions = run_prc,
             packagevariants = run_pv,
             packagevariantsets = run_pvs,
             core = ctx.core.name(),
@@ -555,6 +632,11 @@ pub async fn run_with(
         },
         async {
             if let Some(c) = pvs_controller {
+                c.await;
+            }
+        },
+        async {
+            if let Some(c) = prc_controller {
                 c.await;
             }
         },

@@ -707,7 +707,7 @@ pub fn run_rpkg(
 /// Local mode renders every draft it writes, as porch-server does: only
 /// builtins and the embedded starlark function run (exec functions need
 /// `--allow-exec`, which Porch never gives).
-fn draft_renderer(dir: &Path) -> crate::reconcile::DraftRenderer {
+pub fn draft_renderer(dir: &Path) -> crate::reconcile::DraftRenderer {
     crate::reconcile::DraftRenderer {
         options: pv_core::render::RenderOptions::default(),
         runtime: std::sync::Mutex::new(Box::new(crate::fn_render::HostRuntime {

@@ -263,7 +263,7 @@ pub fn is_v1alpha2(v: &Value) -> bool {
 
 /// Whether the controller has something to do for `obj` (the events
 /// upstream's controller is woken by: a new generation, a render request,
-/// a deletion), or a source that failed and is tried again.
+/// a deletion), or one that is not Ready and is tried again.
 pub fn needs_reconcile(obj: &Value) -> bool {
     let meta = &obj["metadata"];
     let status = &obj["status"];
@@ -284,17 +284,9 @@ pub fn needs_reconcile(obj: &Value) -> bool {
     let ready = status["conditions"]
         .as_array()
         .and_then(|c| c.iter().find(|c| c["type"] == "Ready"));
-    match ready {
-        None => true,
-        Some(r) => {
-            r["status"] != "True"
-                && status["creationSource"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .is_empty()
-                && !obj["spec"]["source"].is_null()
-        }
-    }
+    // Not Ready: tried again on every run (the controller backs off and
+    // retries in a cluster; a run is local mode's retry).
+    ready.is_none_or(|r| r["status"] != "True")
 }
 
 /// One object after `local`'s pass over the v1alpha2 objects.

@@ -616,6 +616,16 @@ fn scan(cfg: &GitRepoConfig, repo: &Repository) -> StoreResult<Vec<Entry>> {
         pr.spec.lifecycle = lifecycle;
         pr.spec.tasks = m.tasks;
         pr.status.upstream_lock = m.upstream_lock;
+        if revision > 0 {
+            // Who published it and when: the publish commit's author.
+            if let Ok(c) = repo.find_commit(commit) {
+                pr.status.published_by = c.author().name().unwrap_or_default().to_string();
+                let secs = u64::try_from(c.author().when().seconds()).unwrap_or(0);
+                let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+                pr.status.publish_timestamp =
+                    Some(humantime::format_rfc3339_seconds(at).to_string());
+            }
+        }
         pr.status.self_lock = Some(Locator {
             type_: "git".into(),
             git: Some(GitLock {

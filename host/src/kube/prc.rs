@@ -1,0 +1,338 @@
+//! The v1alpha2 PackageRevision controller in Kubernetes mode: the
+//! objects come from a watch cache (with upstream's field indexes: the
+//! revisions of one package are found without a List call), writes go to
+//! the API server (merge patches, server-side applies under upstream's
+//! three field managers), content goes to the Repositories' Git.
+//!
+//! The reconcile itself is the core's ([`crate::prc::reconcile`]); this
+//! module provides the [`PrApi`] over the cluster and the controller's
+//! plumbing: the event filter (a new generation or a changed render
+//! request), the render slots, and the requeue policy.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
+use kube::runtime::controller::Action;
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::{Client, ResourceExt};
+use pv_core::prc::reconcile::Config;
+use serde_json::Value;
+use tokio::runtime::Handle;
+use tokio::sync::watch;
+
+use super::api::Repository;
+use crate::engine_api::Core;
+use crate::prc::content::StoreContent;
+use crate::prc::fetch::GitFetch;
+use crate::prc::{CallError, CallResult, CoreRenderer, Deps, PrApi, RenderSlots};
+use crate::reconcile::DraftRenderer;
+use crate::store::git::{GitRepoConfig, GitRevisions};
+
+/// Name of this controller (metrics, logs).
+pub const PACKAGE_REVISIONS: &str = "packagerevisions";
+
+/// The v1alpha2 PackageRevision resource.
+pub fn api_resource() -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("porch.kpt.dev", "v1alpha2", "PackageRevision"),
+        "packagerevisions",
+    )
+}
+
+/// The PackageRevision controller's flags (upstream's names).
+#[derive(Debug, Clone, clap::Args)]
+pub struct PrcArgs {
+    /// Renders running at once; 0: no limit.
+    #[arg(long = "packagerevisions.max-concurrent-renders", default_value_t = 20)]
+    pub max_concurrent_renders: usize,
+    /// Wait before trying again when every render slot is taken.
+    #[arg(long = "packagerevisions.render-requeue-delay", default_value = "2s", value_parser = humantime::parse_duration)]
+    pub render_requeue_delay: Duration,
+    /// Reconciles running at once.
+    #[arg(
+        long = "packagerevisions.max-concurrent-reconciles",
+        default_value_t = 50
+    )]
+    pub max_concurrent_reconciles: usize,
+    /// Where Repositories' `spec.git.repo` paths are found (relative ones
+    /// are under it).
+    #[arg(
+        long = "packagerevisions.git-root",
+        default_value = "/var/lib/porch-variants/git"
+    )]
+    pub git_root: PathBuf,
+}
+
+/// What every reconcile of the controller shares.
+pub struct PrcContext {
+    /// Writes and uncached reads.
+    pub client: Client,
+    /// The v1alpha2 PackageRevisions.
+    pub revisions: Store<DynamicObject>,
+    /// The Repositories.
+    pub repositories: Store<Repository>,
+    /// Decisions.
+    pub core: Arc<dyn Core + Send + Sync>,
+    /// Renders drafts (`None`: drafts are not rendered).
+    pub renderer: Option<Arc<DraftRenderer>>,
+    /// Render slots.
+    pub slots: Arc<RenderSlots>,
+    /// The reconcile's configuration.
+    pub config: Config,
+    /// Base of relative repository paths.
+    pub git_root: PathBuf,
+    /// Whether this replica may write.
+    pub leader: watch::Receiver<bool>,
+}
+
+/// A reconcile failed; the controller backs off and retries.
+#[derive(Debug, thiserror::Error)]
+pub enum PrcError {
+    /// The reconcile returned an error.
+    #[error("PackageRevision {object}: {message}")]
+    Reconcile {
+        /// `namespace/name`.
+        object: String,
+        /// The error.
+        message: String,
+    },
+}
+
+fn api_err(what: &str, e: kube::Error) -> CallError {
+    match &e {
+        kube::Error::Api(s) if s.code == 404 => {
+            CallError::NotFound(format!("{what}: {}", s.message))
+        }
+        kube::Error::Api(s) if s.code == 409 => {
+            CallError::AlreadyExists(format!("{what}: {}", s.message))
+        }
+        _ => CallError::Failed(format!("{what}: {e}")),
+    }
+}
+
+/// [`PrApi`] over the cluster, for one reconcile on a blocking thread.
+pub struct KubePrApi<'a> {
+    ctx: &'a PrcContext,
+    handle: Handle,
+}
+
+impl KubePrApi<'_> {
+    fn api(&self, ns: &str) -> Api<DynamicObject> {
+        Api::namespaced_with(self.ctx.client.clone(), ns, &api_resource())
+    }
+
+    fn leading(&self, what: &str) -> CallResult<()> {
+        if *self.ctx.leader.borrow() {
+            Ok(())
+        } else {
+            Err(CallError::Failed(format!(
+                "{what}: not written, this replica no longer holds the leader Lease"
+            )))
+        }
+    }
+
+    fn key(object: &Value) -> (String, String) {
+        let m = &object["metadata"];
+        (
+            m["namespace"].as_str().unwrap_or_default().to_string(),
+            m["name"].as_str().unwrap_or_default().to_string(),
+        )
+    }
+}
+
+impl PrApi for KubePrApi<'_> {
+    fn get(&self, namespace: &str, name: &str) -> CallResult<Value> {
+        let obj = self
+            .ctx
+            .revisions
+            .get(&ObjectRef::new_with(name, api_resource()).within(namespace))
+            .ok_or_else(|| {
+                CallError::NotFound(format!("PackageRevision {namespace}/{name} not found"))
+            })?;
+        serde_json::to_value(obj.as_ref()).map_err(|e| CallError::Failed(e.to_string()))
+    }
+
+    fn read(&self, namespace: &str, name: &str) -> CallResult<Value> {
+        let what = format!("get PackageRevision {namespace}/{name}");
+        let obj = self
+            .handle
+            .block_on(self.api(namespace).get(name))
+            .map_err(|e| api_err(&what, e))?;
+        serde_json::to_value(obj).map_err(|e| CallError::Failed(e.to_string()))
+    }
+
+    fn get_repository(&self, namespace: &str, name: &str) -> CallResult<Value> {
+        let repo = self
+            .ctx
+            .repositories
+            .get(&ObjectRef::new(name).within(namespace))
+            .ok_or_else(|| {
+                CallError::NotFound(format!(
+                    "repositories.config.porch.kpt.dev \"{name}\" not found"
+                ))
+            })?;
+        serde_json::to_value(repo.as_ref()).map_err(|e| CallError::Failed(e.to_string()))
+    }
+
+    fn merge_patch(&self, namespace: &str, name: &str, patch: &Value) -> CallResult<()> {
+        let what = format!("patch PackageRevision {namespace}/{name}");
+        self.leading(&what)?;
+        self.handle
+            .block_on(self.api(namespace).patch(
+                name,
+                &PatchParams::default(),
+                &Patch::Merge(patch),
+            ))
+            .map(|_| ())
+            .map_err(|e| api_err(&what, e))
+    }
+
+    fn apply_status(&self, manager: &str, object: &Value) -> CallResult<()> {
+        let (ns, name) = Self::key(object);
+        let what = format!("apply status of PackageRevision {ns}/{name} as {manager}");
+        self.leading(&what)?;
+        let params = PatchParams::apply(manager).force();
+        self.handle
+            .block_on(
+                self.api(&ns)
+                    .patch_status(&name, &params, &Patch::Apply(object)),
+            )
+            .map(|_| ())
+            .map_err(|e| api_err(&what, e))
+    }
+
+    fn apply_spec(&self, manager: &str, object: &Value) -> CallResult<()> {
+        let (ns, name) = Self::key(object);
+        let what = format!("apply spec of PackageRevision {ns}/{name} as {manager}");
+        self.leading(&what)?;
+        let params = PatchParams::apply(manager).force();
+        self.handle
+            .block_on(self.api(&ns).patch(&name, &params, &Patch::Apply(object)))
+            .map(|_| ())
+            .map_err(|e| api_err(&what, e))
+    }
+
+    fn list(&self, namespace: &str, repository: &str, package: &str) -> CallResult<Vec<Value>> {
+        // Served by the cache, as upstream's field indexes serve it.
+        Ok(self
+            .ctx
+            .revisions
+            .state()
+            .iter()
+            .filter(|o| o.namespace().as_deref() == Some(namespace))
+            .filter(|o| {
+                o.data["spec"]["repository"] == repository
+                    && o.data["spec"]["packageName"] == package
+            })
+            .filter_map(|o| serde_json::to_value(o.as_ref()).ok())
+            .collect())
+    }
+}
+
+/// The Git repositories of `namespace`'s Repositories: a path (relative to
+/// `root`, or absolute) in `spec.git.repo`, `spec.git.branch` (default
+/// `main`), `spec.git.directory`.
+pub fn repo_configs(ctx: &PrcContext, namespace: &str) -> Vec<GitRepoConfig> {
+    ctx.repositories
+        .state()
+        .iter()
+        .filter(|r| r.namespace().as_deref() == Some(namespace))
+        .filter_map(|r| {
+            let v = serde_json::to_value(r.as_ref()).ok()?;
+            let git = &v["spec"]["git"];
+            let repo = git["repo"].as_str().filter(|s| !s.is_empty())?;
+            let path = PathBuf::from(repo);
+            Some(GitRepoConfig {
+                name: r.name_any(),
+                namespace: namespace.to_string(),
+                path: if path.is_absolute() {
+                    path
+                } else {
+                    ctx.git_root.join(path)
+                },
+                branch: git["branch"]
+                    .as_str()
+                    .filter(|b| !b.is_empty())
+                    .unwrap_or("main")
+                    .to_string(),
+                directory: git["directory"].as_str().unwrap_or_default().to_string(),
+            })
+        })
+        .collect()
+}
+
+/// Whether an update of a PackageRevision should wake the controller:
+/// upstream's GenerationChangedPredicate or a changed render-request
+/// annotation (absent = "").
+pub fn wakes(old: &DynamicObject, new: &DynamicObject) -> bool {
+    let ann = |o: &DynamicObject| {
+        o.annotations()
+            .get(pv_core::prc::RENDER_REQUEST_ANNOTATION)
+            .cloned()
+            .unwrap_or_default()
+    };
+    old.metadata.generation != new.metadata.generation || ann(old) != ann(new)
+}
+
+/// Reconciles one v1alpha2 PackageRevision.
+#[tracing::instrument(skip_all, fields(packagerevision = %format!("{}/{}", obj.namespace().unwrap_or_default(), obj.name_any())))]
+pub async fn reconcile(obj: Arc<DynamicObject>, ctx: Arc<PrcContext>) -> Result<Action, PrcError> {
+    let (ns, name) = (obj.namespace().unwrap_or_default(), obj.name_any());
+    let object = format!("{ns}/{name}");
+    if !*ctx.leader.borrow() {
+        return Ok(Action::requeue(Duration::from_secs(5)));
+    }
+    let handle = Handle::current();
+    let c = ctx.clone();
+    let (n, nm) = (ns.clone(), name.clone());
+    let outcome = tokio::task::spawn_blocking(move || -> Result<_, String> {
+        let git = GitRevisions::open(repo_configs(&c, &n)).map_err(|e| e.to_string())?;
+        let content = StoreContent::new(&git);
+        let api = KubePrApi { ctx: &c, handle };
+        let renderer = c.renderer.as_ref().map(|r| CoreRenderer {
+            core: c.core.as_ref(),
+            renderer: r,
+        });
+        let fetch = GitFetch {
+            cache: c.git_root.join(".fetch"),
+            base: c.git_root.clone(),
+        };
+        let deps = Deps {
+            core: c.core.as_ref(),
+            api: &api,
+            content: &content,
+            renderer: renderer.as_ref().map(|r| r as &dyn crate::prc::Renderer),
+            slots: &c.slots,
+            fetcher: &fetch,
+        };
+        crate::prc::reconcile(&deps, &n, &nm, &crate::local::cli::now(), &c.config)
+            .map_err(|e| e.to_string())
+    })
+    .await
+    .map_err(|e| PrcError::Reconcile {
+        object: object.clone(),
+        message: e.to_string(),
+    })?
+    .map_err(|message| PrcError::Reconcile {
+        object: object.clone(),
+        message,
+    })?;
+    if let Some(message) = outcome.error {
+        return Err(PrcError::Reconcile { object, message });
+    }
+    Ok(if outcome.requeue_after_ms > 0 {
+        Action::requeue(Duration::from_millis(outcome.requeue_after_ms))
+    } else if outcome.requeue {
+        Action::requeue(Duration::from_millis(10))
+    } else {
+        Action::await_change()
+    })
+}
+
+/// The backoff of a failed reconcile.
+pub fn error_policy(_obj: Arc<DynamicObject>, e: &PrcError, _ctx: Arc<PrcContext>) -> Action {
+    tracing::warn!(error = %e, "packagerevision reconcile failed");
+    Action::requeue(Duration::from_secs(5))
+}
