@@ -191,3 +191,48 @@ fn a_hundred_thousand_files_stop_at_the_components_memory_limit_with_nothing_wri
     let one = std::fs::read_to_string(dir.join("d050/cm50000.yaml")).unwrap();
     assert!(!one.contains("namespace"), "nothing is written: {one}");
 }
+
+#[test]
+fn a_function_that_moves_resources_out_of_the_package_is_refused_and_bad_names_stay_content() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("pkg");
+    let mover = "  - image: ghcr.io/kptdev/krm-functions-catalog/starlark:v0.5\n    configMap:\n      source: |\n        for r in ctx.resource_list[\"items\"]:\n          r[\"metadata\"][\"annotations\"][\"config.kubernetes.io/path\"] = \"../../escaped.yaml\"\n          r[\"metadata\"][\"annotations\"][\"internal.config.kubernetes.io/path\"] = \"../../escaped.yaml\"\n";
+    package(&dir, mover, "none");
+    // A resource whose name is no Kubernetes name is package content: kpt
+    // does not require valid names, and no name becomes a path.
+    let bad =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \"../../not a name\"\ndata:\n  a: b\n";
+    std::fs::write(dir.join("bad.yaml"), bad).unwrap();
+    let before: Vec<_> = ["deployment.yaml", "switch.yaml", "bad.yaml"]
+        .iter()
+        .map(|f| std::fs::read_to_string(dir.join(f)).unwrap())
+        .collect();
+    let out = render(&dir, &[]);
+    assert_ne!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("function must not modify resources outside of package: resource has path ../../escaped.yaml"),
+        "{}",
+        out.stderr
+    );
+    assert!(!tmp.path().join("escaped.yaml").exists());
+    assert!(!tmp.path().parent().unwrap().join("escaped.yaml").exists());
+    let after: Vec<_> = ["deployment.yaml", "switch.yaml", "bad.yaml"]
+        .iter()
+        .map(|f| std::fs::read_to_string(dir.join(f)).unwrap())
+        .collect();
+    assert_eq!(before, after, "no resource written");
+    // Only the Kptfile's render status records the failure, as kpt's.
+    let k = std::fs::read_to_string(dir.join("Kptfile")).unwrap();
+    assert!(k.contains("reason: RenderFailed"), "{k}");
+    // The same package with a working pipeline renders the bad name as
+    // content.
+    std::fs::write(dir.join("Kptfile"), kptfile(WORKING)).unwrap();
+    let out = render(&dir, &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let text = std::fs::read_to_string(dir.join("bad.yaml")).unwrap();
+    assert!(
+        text.contains("name: \"../../not a name\"") && text.contains("namespace: safe"),
+        "{text}"
+    );
+}
