@@ -12,7 +12,8 @@ use super::{read_objects, repo_configs, LocalObjects};
 use crate::engine_api::{ComponentCore, Core, NativeCore};
 use crate::reconcile::{run_to_fixed_point, Ctx, Progress, RunReport};
 use crate::store::faulty::{CallCounts, FaultPlan, Faulty};
-use crate::store::git::{init_bare, remove_unfinished_repository, GitRevisions};
+use crate::store::git::{init_bare, remove_unfinished_repository};
+use crate::store::remote::{remote_configs, RemoteRevisions};
 use crate::store::{NewRevision, PackageRevisionStore, PrFilter, StoreError};
 
 /// Output format.
@@ -113,8 +114,9 @@ impl Progress for Bar {
 
 /// The repositories of a local directory, opened by a writing command.
 pub struct OpenedRepositories {
-    /// The store over the repositories.
-    pub store: GitRevisions,
+    /// The store over the repositories (remote ones through their
+    /// mirrors).
+    pub store: RemoteRevisions,
     /// The revisions `--init` published.
     pub seeded: Vec<String>,
     /// The directory's lock, held as long as this value lives.
@@ -123,13 +125,22 @@ pub struct OpenedRepositories {
 
 /// Opens the Git repositories of `dir` (creating missing ones and
 /// publishing seed packages when `init`), holding the directory's lock and
-/// having removed the Git lock files a killed process left.
+/// having removed the Git lock files a killed process left. Repositories
+/// whose `spec.git.repo` is a URL are synced into their mirrors once here,
+/// and every write to them is pushed (see [`crate::store::remote`]).
 pub fn open_repositories(dir: &Path, init: bool) -> Result<OpenedRepositories, LocalError> {
     let lock = DirLock::acquire(dir)?;
     let objects = read_objects(dir)?;
     let configs = repo_configs(dir, &objects)?;
+    let remotes = remote_configs(&objects.objects, &objects.sources, &configs)?;
+    let is_remote = |c: &crate::store::git::GitRepoConfig| {
+        remotes
+            .iter()
+            .any(|r| r.repo.namespace == c.namespace && r.repo.name == c.name)
+    };
     if init {
-        for c in &configs {
+        // A remote repository's mirror is made when it is opened.
+        for c in configs.iter().filter(|c| !is_remote(c)) {
             if !c.path.exists() || remove_unfinished_repository(&c.path)? {
                 init_bare(&c.path, &c.branch)?;
             }
@@ -140,7 +151,8 @@ pub fn open_repositories(dir: &Path, init: bool) -> Result<OpenedRepositories, L
             remove_stale_git_locks(&c.path)?;
         }
     }
-    let store = GitRevisions::open(configs.clone())?;
+    let local = configs.iter().filter(|c| !is_remote(c)).cloned().collect();
+    let store = RemoteRevisions::open(local, remotes)?;
     // The lock is held: what a killed process left half moved is finished.
     store.finish_interrupted_moves()?;
     let mut seeded = Vec::new();

@@ -132,7 +132,10 @@ fn check_metadata(object: &Value) -> Result<(), String> {
 }
 
 /// The Git repositories of the directory's Repository objects: `repos/<name>`,
-/// or `spec.git.repo` as a path relative to the directory (or absolute).
+/// or `spec.git.repo` as a path relative to the directory (or absolute),
+/// or, when `spec.git.repo` is a URL (https, http, ssh, git, file), its
+/// mirror `.porch-variants/mirrors/<namespace>/<name>.git` (see
+/// [`crate::store::remote`]).
 /// A repository must lie inside the directory, and `spec.git.directory`
 /// must be a relative path without `..`: anything else is refused, naming
 /// the object and the field, before any repository is opened.
@@ -153,12 +156,24 @@ pub fn repo_configs(dir: &Path, objects: &DirObjects) -> StoreResult<Vec<GitRepo
         };
         let git = &o["spec"]["git"];
         let repo = git["repo"].as_str().unwrap_or_default();
-        let path = if repo.is_empty() {
+        // A URL is served from its mirror under the directory.
+        let remote = crate::store::remote::is_remote_url(repo);
+        if remote {
+            crate::store::remote::check_url(repo)
+                .map_err(|why| refuse("spec.git.repo", repo, &why))?;
+        }
+        let path = if remote {
+            crate::store::remote::mirror_path(
+                &dir.join(crate::store::remote::LOCAL_MIRRORS_DIR),
+                &namespace,
+                &name,
+            )
+        } else if repo.is_empty() {
             dir.join("repos").join(&name)
         } else {
             dir.join(repo)
         };
-        if !inside(dir, &path) {
+        if !remote && !inside(dir, &path) {
             let (field, value) = if repo.is_empty() {
                 ("metadata.name", name.as_str())
             } else {

@@ -24,6 +24,7 @@
 pub mod faulty;
 pub mod git;
 pub mod memory;
+pub mod remote;
 
 use std::collections::BTreeMap;
 
