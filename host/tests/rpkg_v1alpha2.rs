@@ -463,3 +463,24 @@ fn packagerevisions_declared_in_the_directory_are_reconciled_by_local() {
     );
     assert!(!d.refs("blueprints").iter().any(|r| r.contains("site/v2")));
 }
+
+#[test]
+fn a_declared_revision_with_two_sources_gets_a_condition_naming_the_field() {
+    let d = Dir::new();
+    let two = DECLARED.replace(
+        "  source:\n    init:\n      description: declared in a file\n",
+        "  source:\n    init: {}\n    copyFrom:\n      name: blueprints.site.v0\n",
+    );
+    std::fs::write(d.root.join("site.yaml"), two).unwrap();
+    let out = d.run(&["local", "."]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{stdout}");
+    let obj = d.object("blueprints.site.v1");
+    let ready = condition(&obj, "Ready");
+    assert_eq!(ready["status"], "False");
+    assert_eq!(
+        ready["message"],
+        "spec.source: exactly one of init, cloneFrom, copyFrom, or upgrade must be set, not init and copyFrom"
+    );
+    assert!(!d.refs("blueprints").iter().any(|r| r.contains("site")));
+}

@@ -17,6 +17,23 @@ pub fn creation_source(pr: &PackageRevision) -> Result<Option<&'static str>, Str
     let Some(s) = &pr.spec.source else {
         return Ok(None);
     };
+    // The CRD's CEL rule refuses this at the API server; where objects do
+    // not pass one (local mode), the controller says it.
+    let set: Vec<&str> = [
+        ("init", s.init.is_some()),
+        ("cloneFrom", s.clone_from.is_some()),
+        ("copyFrom", s.copy_from.is_some()),
+        ("upgrade", s.upgrade.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(n, on)| on.then_some(n))
+    .collect();
+    if set.len() > 1 {
+        return Err(format!(
+            "spec.source: exactly one of init, cloneFrom, copyFrom, or upgrade must be set, not {}",
+            set.join(" and ")
+        ));
+    }
     Ok(Some(if s.init.is_some() {
         "init"
     } else if s.clone_from.is_some() {

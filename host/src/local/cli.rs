@@ -418,11 +418,7 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
         super::rpkg::reconcile_declared(&session, &declared)?
     };
     let seconds = started.elapsed().as_secs_f64();
-    let ok = report.converged
-        && report.errors.is_empty()
-        && !package_revisions
-            .iter()
-            .any(|l| l.detail.starts_with("error"));
+    let ok = report.converged && report.errors.is_empty() && package_revisions.iter().all(|l| l.ok);
     Ok((
         LocalSummary {
             report,

@@ -297,6 +297,8 @@ pub struct PrLine {
     pub object: String,
     /// What happened (`reconciled`, `deleted`, `error: ...`).
     pub detail: String,
+    /// Whether it ended well (no error, not failed).
+    pub ok: bool,
 }
 
 /// `local`'s pass over the v1alpha2 objects: the directory's declared
@@ -367,14 +369,15 @@ pub fn reconcile_declared(s: &Session<'_>, declared: &[Value]) -> Result<Vec<PrL
             .unwrap_or_default()
             .to_string();
         let outcome = s.settle(&ns, &name)?;
-        let detail = match (&outcome.error, s.object(&ns, &name)) {
-            (Some(e), _) => format!("error: {e}"),
-            (None, Ok(pr)) => describe(&pr),
-            (None, Err(_)) => "deleted".to_string(),
+        let (detail, ok) = match (&outcome.error, s.object(&ns, &name)) {
+            (Some(e), _) => (format!("error: {e}"), false),
+            (None, Ok(pr)) => (describe(&pr), check(&name, &pr, &outcome).is_ok()),
+            (None, Err(_)) => ("deleted".to_string(), true),
         };
         lines.push(PrLine {
             object: format!("PackageRevision {ns}/{name}"),
             detail,
+            ok,
         });
     }
     Ok(lines)
