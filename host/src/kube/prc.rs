@@ -28,7 +28,10 @@ use crate::prc::content::StoreContent;
 use crate::prc::fetch::GitFetch;
 use crate::prc::{CallError, CallResult, CoreRenderer, Deps, PrApi, RenderSlots};
 use crate::reconcile::DraftRenderer;
-use crate::store::git::{GitRepoConfig, GitRevisions};
+use crate::store::git::GitRepoConfig;
+use crate::store::remote::{
+    is_remote_url, mirror_path, Credentials, RemoteConfig, RemoteRevisions,
+};
 
 /// Name of this controller (metrics, logs).
 pub const PACKAGE_REVISIONS: &str = "packagerevisions";
@@ -232,35 +235,74 @@ impl PrApi for KubePrApi<'_> {
 }
 
 /// The Git repositories of `namespace`'s Repositories: a path (relative to
-/// `root`, or absolute) in `spec.git.repo`, `spec.git.branch` (default
-/// `main`), `spec.git.directory`.
-pub fn repo_configs(ctx: &PrcContext, namespace: &str) -> Vec<GitRepoConfig> {
-    ctx.repositories
-        .state()
-        .iter()
-        .filter(|r| r.namespace().as_deref() == Some(namespace))
-        .filter_map(|r| {
-            let v = serde_json::to_value(r.as_ref()).ok()?;
-            let git = &v["spec"]["git"];
-            let repo = git["repo"].as_str().filter(|s| !s.is_empty())?;
+/// `root`, or absolute) in `spec.git.repo`, or a URL, read through a
+/// mirror under `root/.mirrors` with the credentials of the Secret
+/// `spec.git.secretRef` names (read from the API); `spec.git.branch`
+/// (default `main`), `spec.git.directory`.
+pub fn repo_configs(
+    ctx: &PrcContext,
+    handle: &Handle,
+    namespace: &str,
+) -> Result<(Vec<GitRepoConfig>, Vec<RemoteConfig>), String> {
+    let (mut local, mut remote) = (Vec::new(), Vec::new());
+    for r in ctx.repositories.state().iter() {
+        if r.namespace().as_deref() != Some(namespace) {
+            continue;
+        }
+        let Ok(v) = serde_json::to_value(r.as_ref()) else {
+            continue;
+        };
+        let git = &v["spec"]["git"];
+        let Some(repo) = git["repo"].as_str().filter(|s| !s.is_empty()) else {
+            continue;
+        };
+        let name = r.name_any();
+        let mut cfg = GitRepoConfig {
+            name: name.clone(),
+            namespace: namespace.to_string(),
+            path: PathBuf::new(),
+            branch: git["branch"]
+                .as_str()
+                .filter(|b| !b.is_empty())
+                .unwrap_or("main")
+                .to_string(),
+            directory: git["directory"].as_str().unwrap_or_default().to_string(),
+        };
+        if !is_remote_url(repo) {
             let path = PathBuf::from(repo);
-            Some(GitRepoConfig {
-                name: r.name_any(),
-                namespace: namespace.to_string(),
-                path: if path.is_absolute() {
-                    path
-                } else {
-                    ctx.git_root.join(path)
-                },
-                branch: git["branch"]
-                    .as_str()
-                    .filter(|b| !b.is_empty())
-                    .unwrap_or("main")
-                    .to_string(),
-                directory: git["directory"].as_str().unwrap_or_default().to_string(),
-            })
-        })
-        .collect()
+            cfg.path = if path.is_absolute() {
+                path
+            } else {
+                ctx.git_root.join(path)
+            };
+            local.push(cfg);
+            continue;
+        }
+        cfg.path = mirror_path(&ctx.git_root.join(".mirrors"), namespace, &name);
+        let secret = git["secretRef"]["name"].as_str().filter(|s| !s.is_empty());
+        let credentials = match secret {
+            None => None,
+            Some(secret) => {
+                let ar = ApiResource::from_gvk(&GroupVersionKind::gvk("", "v1", "Secret"));
+                let api: Api<DynamicObject> =
+                    Api::namespaced_with(ctx.client.clone(), namespace, &ar);
+                let obj = handle.block_on(api.get(secret)).map_err(|e| {
+                    format!("Repository {namespace}/{name}: spec.git.secretRef {secret:?}: {e}")
+                })?;
+                let value = serde_json::to_value(&obj).map_err(|e| e.to_string())?;
+                Some(Credentials::from_secret(&value).map_err(|why| {
+                    format!("Repository {namespace}/{name}: spec.git.secretRef {secret:?}: {why}")
+                })?)
+            }
+        };
+        remote.push(RemoteConfig {
+            repo: cfg,
+            url: repo.to_string(),
+            secret: secret.map(str::to_string),
+            credentials,
+        });
+    }
+    Ok((local, remote))
 }
 
 /// Whether an update of a PackageRevision should wake the controller:
@@ -288,7 +330,8 @@ pub async fn reconcile(obj: Arc<DynamicObject>, ctx: Arc<PrcContext>) -> Result<
     let c = ctx.clone();
     let (n, nm) = (ns.clone(), name.clone());
     let outcome = tokio::task::spawn_blocking(move || -> Result<_, String> {
-        let git = GitRevisions::open(repo_configs(&c, &n)).map_err(|e| e.to_string())?;
+        let (local, remote) = repo_configs(&c, &handle, &n)?;
+        let git = RemoteRevisions::open(local, remote).map_err(|e| e.to_string())?;
         let content = StoreContent::new(&git);
         let api = KubePrApi { ctx: &c, handle };
         let renderer = c.renderer.as_ref().map(|r| CoreRenderer {
