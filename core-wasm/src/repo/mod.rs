@@ -31,6 +31,7 @@ pub mod cron;
 pub mod discovery;
 pub mod flags;
 pub mod intervals;
+pub mod reconcile;
 pub mod status;
 pub mod sync;
 pub mod time;
