@@ -12,6 +12,7 @@ pub mod api;
 pub mod merge;
 pub mod prc;
 pub mod render;
+mod replay;
 pub mod repo;
 pub mod variant;
 pub mod variantset;

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 pub mod conformance;
+pub mod prc_cases;
 
 /// The upstream conformance cases (`tests/conformance/porch-upstream`: a
 /// snapshot of the cases extracted from Porch's own tests, see its

@@ -31,6 +31,7 @@
 //! upstream's reason. The run ends with
 //! `N passed, N failed, N deviations, N skipped`.
 
+use porch_variants_tests::prc_cases::{cases_dir, strip, yaml};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -45,38 +46,6 @@ use serde_json::{json, Value};
 
 /// The time every step runs at (`<now>` in the cases).
 const NOW: &str = "2026-04-29T12:00:00Z";
-
-fn cases_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("conformance/porch-upstream-prc")
-}
-
-/// The first non-empty YAML document of a file as JSON (`Value::Null` when
-/// the file is missing).
-fn yaml(path: &Path) -> Value {
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return Value::Null;
-    };
-    let docs =
-        pv_core::yaml::parse_stream(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    docs.iter()
-        .map(|d| pv_core::yaml::to_json(d).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
-        .find(|v| !v.is_null())
-        .unwrap_or(Value::Null)
-}
-
-/// Drops nulls inside objects (Go's JSON treats null and missing alike).
-fn strip(v: &Value) -> Value {
-    match v {
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .filter(|(_, v)| !v.is_null())
-                .map(|(k, v)| (k.clone(), strip(v)))
-                .collect(),
-        ),
-        Value::Array(a) => Value::Array(a.iter().map(strip).collect()),
-        v => v.clone(),
-    }
-}
 
 /// `<now>` replaced by [`NOW`], at any depth.
 fn at_now(v: &Value) -> Value {

@@ -10,6 +10,7 @@
 //! times) and, for the time-dependent groups, again at fixed instants on
 //! and just before an hour boundary, where cron schedules turn over.
 
+use porch_variants_tests::prc_cases::{cases_dir, expect, from, yaml};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -23,55 +24,6 @@ use pv_core::repo::status::{self, PatchOutcome, RetryStep, State};
 use pv_core::repo::time::{Duration, Time};
 use pv_core::repo::{cron, discovery, intervals, sync};
 use serde_json::{json, Value};
-
-fn cases_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("conformance/porch-upstream-prc")
-}
-
-/// A YAML file as JSON (`Value::Null` when missing).
-fn yaml(path: &Path) -> Value {
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return Value::Null;
-    };
-    let docs =
-        pv_core::yaml::parse_stream(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    docs.first()
-        .map(|d| pv_core::yaml::to_json(d).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
-        .unwrap_or(Value::Null)
-}
-
-/// Decodes as Go does: `null` is the zero value, at any depth.
-fn from<T: serde::de::DeserializeOwned>(v: &Value, what: &str) -> Result<T, String> {
-    serde_json::from_value(if v.is_null() { json!({}) } else { strip(v) })
-        .map_err(|e| format!("{what}: {e}"))
-}
-
-fn strip(v: &Value) -> Value {
-    match v {
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .filter(|(_, v)| !v.is_null())
-                .map(|(k, v)| (k.clone(), strip(v)))
-                .collect(),
-        ),
-        Value::Array(a) => Value::Array(a.iter().map(strip).collect()),
-        v => v.clone(),
-    }
-}
-
-/// Null and missing are the same to Go's JSON; compares after dropping
-/// nulls inside objects.
-fn same(got: &Value, want: &Value) -> bool {
-    strip(got) == strip(want)
-}
-
-fn expect(got: Value, want: &Value) -> Result<(), String> {
-    if same(&got, want) {
-        Ok(())
-    } else {
-        Err(format!("got {got}, want {want}"))
-    }
-}
 
 fn check(ok: bool, what: impl FnOnce() -> String) -> Result<(), String> {
     if ok {

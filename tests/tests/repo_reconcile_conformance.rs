@@ -28,7 +28,8 @@
 //! listed by case. The run ends with
 //! `N passed, N failed, N deviations, N skipped`.
 
-use std::path::{Path, PathBuf};
+use porch_variants_tests::prc_cases::{cases_dir, yaml};
+use std::path::PathBuf;
 
 use pv_core::api::repository::Repository;
 use pv_core::repo::reconcile::{
@@ -61,22 +62,6 @@ const DEVIATIONS: &[(&str, &str)] = &[];
 
 /// Cases not run, with upstream's reason: none.
 const SKIPPED: &[(&str, &str)] = &[];
-
-fn cases_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("conformance/porch-upstream-prc")
-}
-
-fn yaml(path: &Path) -> Value {
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return Value::Null;
-    };
-    let docs =
-        pv_core::yaml::parse_stream(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    docs.iter()
-        .map(|d| pv_core::yaml::to_json(d).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
-        .find(|v| !v.is_null())
-        .unwrap_or(Value::Null)
-}
 
 fn text(v: &Value) -> String {
     match v {

@@ -141,6 +141,58 @@ pub fn package_root(files: &crate::render::Files) -> Option<String> {
         })
 }
 
+/// The package kpt renders inside a revision's files: the files under the
+/// shallowest `Kptfile`'s directory, re-rooted there and back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackageRoot {
+    prefix: String,
+}
+
+impl PackageRoot {
+    /// The root of `files`' package; `None` without any `Kptfile`.
+    pub fn of(files: &crate::render::Files) -> Option<Self> {
+        let root = package_root(files)?;
+        Some(PackageRoot {
+            prefix: if root.is_empty() {
+                String::new()
+            } else {
+                format!("{root}/")
+            },
+        })
+    }
+
+    /// The package's files, with paths relative to its root.
+    pub fn inside(&self, files: &crate::render::Files) -> crate::render::Files {
+        files
+            .iter()
+            .filter_map(|(p, c)| {
+                p.strip_prefix(&self.prefix)
+                    .map(|r| (r.to_string(), c.clone()))
+            })
+            .collect()
+    }
+
+    /// `files` with the package replaced by `rendered` (paths relative to
+    /// the root); files outside the package are kept.
+    pub fn put_back(
+        &self,
+        files: &crate::render::Files,
+        rendered: crate::render::Files,
+    ) -> crate::render::Files {
+        let mut out: crate::render::Files = files
+            .iter()
+            .filter(|(p, _)| !p.starts_with(&self.prefix))
+            .map(|(p, c)| (p.clone(), c.clone()))
+            .collect();
+        out.extend(
+            rendered
+                .into_iter()
+                .map(|(p, c)| (format!("{}{p}", self.prefix), c)),
+        );
+        out
+    }
+}
+
 /// Why [`render_package`] could not render (an infrastructure error: the
 /// reconcile records it as `render failed: …`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -162,35 +214,17 @@ pub fn render_package(
     opts: &crate::render::RenderOptions,
     runtime: &mut dyn crate::render::FunctionRuntime,
 ) -> Result<super::reconcile::Rendered, RenderError> {
-    let Some(root) = package_root(files) else {
+    let Some(root) = PackageRoot::of(files) else {
         return Ok(super::reconcile::Rendered {
             files: files.clone(),
             ..Default::default()
         });
     };
-    let prefix = if root.is_empty() {
-        String::new()
-    } else {
-        format!("{root}/")
-    };
-    let inside: crate::render::Files = files
-        .iter()
-        .filter_map(|(p, c)| p.strip_prefix(&prefix).map(|r| (r.to_string(), c.clone())))
-        .collect();
-    let out = crate::render::render(&inside, opts, runtime);
+    let out = crate::render::render(&root.inside(files), opts, runtime);
     if out.pending {
         return Err(RenderError::Deferred);
     }
-    let mut rendered: crate::render::Files = files
-        .iter()
-        .filter(|(p, _)| !p.starts_with(&prefix))
-        .map(|(p, c)| (p.clone(), c.clone()))
-        .collect();
-    rendered.extend(
-        out.files
-            .into_iter()
-            .map(|(p, c)| (format!("{prefix}{p}"), c)),
-    );
+    let rendered = root.put_back(files, out.files);
     Ok(super::reconcile::Rendered {
         busy: false,
         files: rendered,

@@ -329,35 +329,17 @@ impl Renderer for CoreRenderer<'_> {
             .map_err(|_| "the function runtime is unusable".to_string())?;
         // kpt renders the package rooted at the shallowest Kptfile; files
         // outside it are kept, and without a Kptfile nothing runs.
-        let Some(root) = pv_core::prc::render::package_root(files) else {
+        let Some(root) = pv_core::prc::render::PackageRoot::of(files) else {
             return Ok(Rendered {
                 files: files.clone(),
                 ..Rendered::default()
             });
         };
-        let prefix = if root.is_empty() {
-            String::new()
-        } else {
-            format!("{root}/")
-        };
-        let inside: Files = files
-            .iter()
-            .filter_map(|(p, c)| p.strip_prefix(&prefix).map(|r| (r.to_string(), c.clone())))
-            .collect();
         let out = self
             .core
-            .render_package(&inside, &self.renderer.options, &mut **runtime)
+            .render_package(&root.inside(files), &self.renderer.options, &mut **runtime)
             .map_err(|e| e.to_string())?;
-        let mut rendered: Files = files
-            .iter()
-            .filter(|(p, _)| !p.starts_with(&prefix))
-            .map(|(p, c)| (p.clone(), c.clone()))
-            .collect();
-        rendered.extend(
-            out.files
-                .into_iter()
-                .map(|(p, c)| (format!("{prefix}{p}"), c)),
-        );
+        let rendered = root.put_back(files, out.files);
         Ok(Rendered {
             busy: false,
             files: rendered,

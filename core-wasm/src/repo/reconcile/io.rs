@@ -125,51 +125,6 @@ pub enum Call {
     },
 }
 
-/// The reconcile needs an answer the host has not given yet.
-#[derive(Debug)]
-pub(crate) struct Suspend;
-
-/// The replay of a reconcile over the answers given so far.
-#[derive(Debug)]
-pub(crate) struct Io<'a> {
-    answers: &'a [Answer],
-    next: usize,
-    pub(crate) pending: Option<Call>,
-    pub(crate) log: Vec<String>,
-}
-
-impl<'a> Io<'a> {
-    pub(crate) fn new(answers: &'a [Answer]) -> Self {
-        Io {
-            answers,
-            next: 0,
-            pending: None,
-            log: Vec::new(),
-        }
-    }
-
-    /// The answer to `call`, or [`Suspend`] when the host has yet to make
-    /// it.
-    pub(crate) fn call(&mut self, call: Call) -> Result<Answer, Suspend> {
-        match self.answers.get(self.next) {
-            Some(a) => {
-                self.next += 1;
-                Ok(a.clone())
-            }
-            None => {
-                self.pending = Some(call);
-                Err(Suspend)
-            }
-        }
-    }
-
-    /// Records an error the controller logs and goes on from.
-    pub(crate) fn log(&mut self, message: impl Into<String>) {
-        self.log.push(message.into());
-    }
-
-    /// Answers given beyond those the replay used (a host bug).
-    pub(crate) fn unused(&self) -> usize {
-        self.answers.len().saturating_sub(self.next)
-    }
-}
+/// The replay of this reconcile over the answers given so far.
+pub(crate) type Io<'a> = crate::replay::Io<'a, Call>;
+pub(crate) use crate::replay::Suspend;

@@ -1,0 +1,61 @@
+//! What the runners of the PackageRevision- and Repository-controller
+//! cases (`conformance/porch-upstream-prc`) share: where the cases are,
+//! reading their YAML, and comparing as Go's JSON does (null and missing
+//! alike).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+/// `tests/conformance/porch-upstream-prc`.
+pub fn cases_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("conformance/porch-upstream-prc")
+}
+
+/// The first non-empty YAML document of a file as JSON (`Value::Null` when
+/// the file is missing).
+pub fn yaml(path: &Path) -> Value {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Value::Null;
+    };
+    let docs =
+        pv_core::yaml::parse_stream(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    docs.iter()
+        .map(|d| pv_core::yaml::to_json(d).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
+        .find(|v| !v.is_null())
+        .unwrap_or(Value::Null)
+}
+
+/// Drops nulls inside objects, at any depth.
+pub fn strip(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k.clone(), strip(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(strip).collect()),
+        v => v.clone(),
+    }
+}
+
+/// Decodes as Go does: `null` is the zero value, at any depth.
+pub fn from<T: serde::de::DeserializeOwned>(v: &Value, what: &str) -> Result<T, String> {
+    serde_json::from_value(if v.is_null() { json!({}) } else { strip(v) })
+        .map_err(|e| format!("{what}: {e}"))
+}
+
+/// Equal once nulls are dropped.
+pub fn same(got: &Value, want: &Value) -> bool {
+    strip(got) == strip(want)
+}
+
+/// `Ok` when [`same`], else the difference.
+pub fn expect(got: Value, want: &Value) -> Result<(), String> {
+    if same(&got, want) {
+        Ok(())
+    } else {
+        Err(format!("got {got}, want {want}"))
+    }
+}
