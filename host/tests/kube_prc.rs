@@ -83,7 +83,9 @@ impl Cluster {
 
     async fn reconcile(&mut self, obj: Value) -> Action {
         let o = self.put(obj);
-        reconcile(o, self.ctx.clone()).await.expect("reconciles")
+        reconcile(o, self.ctx.clone())
+            .await
+            .unwrap_or_else(|e| panic!("reconciles: {e}"))
     }
 
     /// `METHOD path?fieldManager` of each request since the last take.
@@ -336,4 +338,220 @@ async fn a_published_revision_is_deleted_only_once_its_repository_is_gone() {
     let calls = c.take();
     assert_eq!(lines(&calls), ["PATCH PR/blueprints.app.v1"]);
     assert_eq!(calls[0].1["metadata"]["finalizers"], Value::Null);
+}
+
+/// A draft whose source ran (in Git, status recorded).
+async fn with_draft(c: &mut Cluster, extra: Value) -> Value {
+    c.reconcile(pr("Draft", json!({}))).await;
+    let mut obj = pr("Draft", owned());
+    merge(&mut obj, json!({"status": {"creationSource": "init"}}));
+    merge(&mut obj, extra);
+    c.take();
+    obj
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_render_request_that_changed_while_rendering_is_discarded_and_requeued() {
+    let mut c = Cluster::new(20);
+    let mut obj = with_draft(&mut c, json!({"status": {"conditions": [{"type": "Rendered",
+        "status": "True", "reason": "Rendered", "lastTransitionTime": "2026-01-01T00:00:00Z", "message": ""}]},
+        "metadata": {"annotations": {"porch.kpt.dev/render-request": "7"}}}))
+    .await;
+    // The API server already holds a newer request.
+    let mut current = obj.clone();
+    current["metadata"]["annotations"]["porch.kpt.dev/render-request"] = json!("8");
+    c.server
+        .lock()
+        .unwrap()
+        .objects
+        .insert(format!("{PATH}/blueprints.app.v1"), current);
+    let before = c.refs();
+    let head = git2::Repository::open(c.root.path().join("blueprints"))
+        .unwrap()
+        .refname_to_id("refs/heads/drafts/app/v1")
+        .unwrap();
+    let action = c.reconcile(obj.clone()).await;
+    assert_eq!(action, Action::requeue(Duration::from_millis(10)));
+    let calls = c.take();
+    assert_eq!(
+        lines(&calls),
+        [
+            "PATCH PR/blueprints.app.v1/status as packagerev-controller-render",
+            "GET PR/blueprints.app.v1",
+        ]
+    );
+    assert_eq!(calls[0].1["status"]["renderingPrrResourceVersion"], "7");
+    // Nothing written to Git: the output was for the old request.
+    assert_eq!(c.refs(), before);
+    let after = git2::Repository::open(c.root.path().join("blueprints"))
+        .unwrap()
+        .refname_to_id("refs/heads/drafts/app/v1")
+        .unwrap();
+    assert_eq!(head, after);
+    // With the request current, it renders and records it as observed.
+    obj["metadata"]["annotations"]["porch.kpt.dev/render-request"] = json!("8");
+    c.reconcile(obj).await;
+    let calls = c.take();
+    let observed = calls
+        .iter()
+        .rev()
+        .find(|(l, _)| l.ends_with("as packagerev-controller-render"))
+        .unwrap();
+    assert_eq!(observed.1["status"]["observedPrrResourceVersion"], "8");
+    assert_eq!(condition(&observed.1, "Rendered")["status"], "True");
+}
+
+/// Replaces the draft's Kptfile with one whose pipeline fails.
+fn failing_pipeline(c: &Cluster) {
+    use porch_variants::store::PackageRevisionStore;
+    let git = porch_variants::store::git::GitRevisions::open(vec![
+        porch_variants::store::git::GitRepoConfig {
+            name: "blueprints".into(),
+            namespace: "default".into(),
+            path: c.root.path().join("blueprints"),
+            branch: "main".into(),
+            directory: String::new(),
+        },
+    ])
+    .unwrap();
+    let mut files = git
+        .resources("default", "blueprints.app.v1")
+        .unwrap()
+        .spec
+        .resources
+        .unwrap();
+    files.insert(
+        "Kptfile".into(),
+        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\npipeline:\n  mutators:\n  - image: example.com/no-such-function:v1\n".into(),
+    );
+    files.insert(
+        "cm.yaml".into(),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n".into(),
+    );
+    git.update_resources("default", "blueprints.app.v1", &files, "")
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_pipeline_is_recorded_and_written_only_when_asked() {
+    let mut c = Cluster::new(20);
+    let obj = with_draft(
+        &mut c,
+        json!({"metadata": {"annotations": {"porch.kpt.dev/render-request": "9"}}}),
+    )
+    .await;
+    failing_pipeline(&c);
+    let serve = |c: &Cluster, obj: &Value| {
+        c.server
+            .lock()
+            .unwrap()
+            .objects
+            .insert(format!("{PATH}/blueprints.app.v1"), obj.clone());
+    };
+    serve(&c, &obj);
+    let head = |c: &Cluster| {
+        git2::Repository::open(c.root.path().join("blueprints"))
+            .unwrap()
+            .refname_to_id("refs/heads/drafts/app/v1")
+            .unwrap()
+    };
+    let before = head(&c);
+    // Not retried with backoff: the package must change.
+    let action = c.reconcile(obj.clone()).await;
+    assert_eq!(action, Action::await_change());
+    let calls = c.take();
+    assert_eq!(
+        lines(&calls),
+        [
+            "PATCH PR/blueprints.app.v1/status as packagerev-controller-render",
+            "GET PR/blueprints.app.v1",
+            "PATCH PR/blueprints.app.v1/status as packagerev-controller-render",
+            "PATCH PR/blueprints.app.v1/status as packagerev-controller",
+        ]
+    );
+    let rendered = condition(&calls[2].1, "Rendered");
+    assert_eq!(rendered["reason"], "RenderFailed");
+    assert!(
+        rendered["message"]
+            .as_str()
+            .unwrap()
+            .contains("no-such-function"),
+        "{rendered}"
+    );
+    assert_eq!(calls[2].1["status"]["observedPrrResourceVersion"], "9");
+    assert_eq!(condition(&calls[3].1, "Ready")["reason"], "RenderFailed");
+    assert_eq!(head(&c), before, "nothing written");
+
+    // With push-on-render-failure the partial output is written.
+    let mut pushing = obj.clone();
+    merge(
+        &mut pushing,
+        json!({"metadata": {"annotations": {
+        "porch.kpt.dev/render-request": "10", "porch.kpt.dev/push-on-render-failure": "true"}}}),
+    );
+    serve(&c, &pushing);
+    c.reconcile(pushing).await;
+    assert_ne!(head(&c), before, "the partial output is written");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn publishing_a_newer_revision_moves_the_latest_label() {
+    let mut c = Cluster::new(20);
+    let rendered = json!({"status": {"creationSource": "init", "conditions": [{"type": "Rendered",
+        "status": "True", "reason": "Rendered", "lastTransitionTime": "2026-01-01T00:00:00Z", "message": ""}]}});
+    // v1 published, labelled latest.
+    c.reconcile(pr("Draft", json!({}))).await;
+    let mut v1 = pr("Published", owned());
+    merge(&mut v1, rendered.clone());
+    c.reconcile(v1.clone()).await;
+    merge(
+        &mut v1,
+        json!({"metadata": {"labels": {"porch.kpt.dev/latest-revision": "true"}},
+        "status": {"revision": 1}}),
+    );
+    c.put(v1);
+    // v2, a copy of v1, published.
+    let mut v2 = pr(
+        "Draft",
+        json!({"metadata": {"name": "blueprints.app.v2"},
+        "spec": {"workspaceName": "v2", "source": {"copyFrom": {"name": "blueprints.app.v1"}}}}),
+    );
+    v2["spec"]["source"] = json!({"copyFrom": {"name": "blueprints.app.v1"}});
+    c.reconcile(v2.clone()).await;
+    let mut v2p = v2.clone();
+    merge(&mut v2p, owned());
+    merge(&mut v2p, rendered);
+    v2p["spec"]["lifecycle"] = json!("Published");
+    c.reconcile(v2p.clone()).await;
+    assert!(
+        c.refs().contains(&"refs/tags/app/v2".to_string()),
+        "{:?}",
+        c.refs()
+    );
+    c.take();
+    // The next pass (the status arrived): the labels of the package's
+    // revisions, read from the cache, are patched where they differ.
+    merge(
+        &mut v2p,
+        json!({"metadata": {"labels": {"porch.kpt.dev/latest-revision": "false"}},
+        "status": {"revision": 2}}),
+    );
+    c.reconcile(v2p).await;
+    let calls = c.take();
+    assert_eq!(
+        lines(&calls),
+        [
+            "PATCH PR/blueprints.app.v2/status as packagerev-controller",
+            "PATCH PR/blueprints.app.v1",
+            "PATCH PR/blueprints.app.v2",
+        ]
+    );
+    assert_eq!(
+        calls[1].1,
+        json!({"metadata": {"labels": {"porch.kpt.dev/latest-revision": "false"}}})
+    );
+    assert_eq!(
+        calls[2].1,
+        json!({"metadata": {"labels": {"porch.kpt.dev/latest-revision": "true"}}})
+    );
 }

@@ -218,8 +218,9 @@ impl PrApi for KubePrApi<'_> {
     }
 
     fn list(&self, namespace: &str, repository: &str, package: &str) -> CallResult<Vec<Value>> {
-        // Served by the cache, as upstream's field indexes serve it.
-        Ok(self
+        // Served by the cache, as upstream's field indexes serve it, in
+        // name order as the API server lists.
+        let mut items: Vec<Value> = self
             .ctx
             .revisions
             .state()
@@ -230,7 +231,13 @@ impl PrApi for KubePrApi<'_> {
                     && o.data["spec"]["packageName"] == package
             })
             .filter_map(|o| serde_json::to_value(o.as_ref()).ok())
-            .collect())
+            .collect();
+        items.sort_by(|a, b| {
+            a["metadata"]["name"]
+                .as_str()
+                .cmp(&b["metadata"]["name"].as_str())
+        });
+        Ok(items)
     }
 }
 

@@ -71,6 +71,9 @@ pub struct ServerState {
     /// Objects a DELETE only marks (they have finalizers), by name: the
     /// answer is the object, as the API server returns it.
     pub marked: BTreeMap<String, Value>,
+    /// Objects a GET of their path (no query) returns, as the API
+    /// server's current state (what an uncached read sees).
+    pub objects: BTreeMap<String, Value>,
     counter: u64,
 }
 
@@ -147,6 +150,11 @@ fn answer_object(state: &Shared, call: &Call) -> (StatusCode, Value) {
     let name = parts.get(6).copied().unwrap_or_default().to_string();
     let ns = parts.get(4).copied().unwrap_or_default().to_string();
     let mut body = call.body.clone();
+    if call.method == "GET" {
+        if let Some(obj) = s.objects.get(&path) {
+            return (StatusCode::OK, obj.clone());
+        }
+    }
     match (call.method.as_str(), plural) {
         ("GET", "packagerevisionresources") => match s.files.get(&name) {
             Some(files) => (
