@@ -228,11 +228,17 @@ fn owned_status(status: &v1alpha2::Status) -> Value {
 }
 
 /// `packageRevisionUpToDate`: the owned fields that can change match —
-/// all labels (the whole map: an extra label such as the PR controller's
-/// latest-revision makes every sync re-apply, upstream §13.6, pinned by
-/// the repo-pkgrev-uptodate cases), `deployment` and both locks.
+/// every label the desired object sets, `deployment` and both locks.
+/// Upstream compares the whole label map, so a label another writer owns
+/// (the PackageRevision controller's latest-revision) makes every sync
+/// re-apply every such object (§13.6); here labels the repository
+/// controller does not set are not its business.
 pub fn package_revision_up_to_date(existing: &PackageRevision, desired: &PackageRevision) -> bool {
-    existing.metadata.labels == desired.metadata.labels
+    desired
+        .metadata
+        .labels
+        .iter()
+        .all(|(k, v)| existing.metadata.labels.get(k) == Some(v))
         && existing.status.deployment == desired.status.deployment
         && existing.status.upstream_lock == desired.status.upstream_lock
         && existing.status.self_lock == desired.status.self_lock
@@ -343,6 +349,25 @@ pub fn plan_sync(
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_label_another_controller_owns_does_not_make_a_sync_reapply() {
+        let mut desired = PackageRevision::default();
+        desired.metadata.labels = labels_for_update("repo");
+        let mut existing = desired.clone();
+        existing
+            .metadata
+            .labels
+            .insert(crate::prc::LATEST_REVISION_LABEL.into(), "true".into());
+        assert!(package_revision_up_to_date(&existing, &desired));
+        existing
+            .metadata
+            .labels
+            .insert(REPOSITORY_LABEL_FOR_TEST.into(), "other".into());
+        assert!(!package_revision_up_to_date(&existing, &desired));
+    }
+
+    const REPOSITORY_LABEL_FOR_TEST: &str = "porch.kpt.dev/repository";
+
     fn found(package: &str, workspace: &str, lifecycle: Lifecycle) -> DiscoveredPackageRevision {
         DiscoveredPackageRevision {
             key: PackageRevisionKey {
@@ -381,11 +406,13 @@ mod tests {
         let b = found("b", "v1", Lifecycle::Draft);
         let c = found("c", "v1", Lifecycle::Draft);
         let mut b_existing = build_package_revision(&r, &b);
-        b_existing
+        b_existing.status.deployment = !b_existing.status.deployment;
+        // A label the PackageRevision controller owns is not a change.
+        let mut c_existing = build_package_revision(&r, &c);
+        c_existing
             .metadata
             .labels
             .insert(LATEST_REVISION_LABEL.into(), "false".into());
-        let c_existing = build_package_revision(&r, &c);
         let mut stale = c_existing.clone();
         stale.metadata.name = "repo.gone.v1".into();
         let plan = plan_sync(&r, &[a, b, c], &[b_existing, c_existing, stale]);
