@@ -1671,6 +1671,14 @@ impl Deviation {
         if let Some(WantErr::Text { full: Some(f), .. }) = &w.swallowed {
             assert_eq!(f, self.error, "{}: the case's own error text", self.case);
         }
+        if self.number == 5 {
+            // The package's content is read to see whether it is still in
+            // Git; it is, so the revision stays blocked as upstream's.
+            if let Some(calls) = &mut w.calls {
+                calls.push(json!({"call": "cache.GetPackageContent"}));
+            }
+            return;
+        }
         w.error = WantErr::Text {
             contains: Vec::new(),
             full: Some(self.error.to_string()),
@@ -1698,7 +1706,8 @@ const D1_RENDER: &str = "an infrastructure failure of the render phase (content 
 /// are returned; (2) a failed stale-check re-read applies Rendered=False
 /// and returns the error; (3) main-manager status applies without content
 /// re-send the publish data; (4) CreateNewDraft answered AlreadyExists
-/// goes on as if written. (No case shows 3 or 4: no case's object carries
+/// goes on as if written; (5) a Published revision being deleted reads
+/// its content before staying blocked. (No case shows 3 or 4: no case's object carries
 /// publish data on a content-less apply, and no case answers
 /// CreateNewDraft with AlreadyExists.)
 const DEVIATIONS: &[Deviation] = &[
@@ -1722,6 +1731,7 @@ const DEVIATIONS: &[Deviation] = &[
     Deviation { case: "prc-render-io/read-resources-get-contents-fails", number: 1, error: "read resources for render: corrupt", why: D1_RENDER },
     Deviation { case: "prc-render-io/write-update-resources-fails", number: 1, error: "write rendered resources: write failed", why: D1_RENDER },
     Deviation { case: "prc-render-io/write-close-draft-fails", number: 1, error: "close draft after render: git push failed", why: D1_RENDER },
+    Deviation { case: "prc-deletion-gating/published-repo-exists-blocked", number: 5, error: "", why: "a Published revision being deleted while its Repository exists is kept only if its package is still in Git (one content read); upstream keeps it Terminating even when the package is gone (reference §13.7)" },
     Deviation { case: "prc-render-stale/reread-fails", number: 2, error: "re-read PR after render: api server gone", why: "upstream returns the re-read error without setRenderFailed, leaving Rendered=Unknown \"rendering\" and the rendering version set (reference §13.4); we record Rendered=False under the render manager and return the error" },
 ];
 

@@ -87,7 +87,25 @@ pub(super) fn deletion(io: &mut Io<'_>, ctx: &Ctx<'_>) -> Result<Outcome, Suspen
             name: pr.spec.repository.clone(),
         })?;
         return match repo {
-            Answer::Ok { .. } => Ok(Outcome::done()),
+            Answer::Ok { .. } => {
+                // Kept while the Repository exists — unless the package
+                // is already gone from Git (the Repository controller
+                // deletes the object of a package that disappeared):
+                // upstream leaves that object Terminating for good
+                // (§13.7).
+                let content = io.call(Call::GetPackageContent {
+                    revision: ctx.revision(),
+                    resources: false,
+                })?;
+                if matches!(content, Answer::NotFound { .. }) {
+                    let outcome = remove_finalizer(io, ctx)?;
+                    if outcome.error.is_none() {
+                        update_latest_labels(io, pr)?;
+                    }
+                    return Ok(outcome);
+                }
+                Ok(Outcome::done())
+            }
             Answer::NotFound { .. } => {
                 let deleted = io.call(Call::DeletePackage {
                     revision: ctx.revision(),

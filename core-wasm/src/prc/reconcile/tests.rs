@@ -218,7 +218,28 @@ fn a_published_revision_is_kept_while_its_repository_exists() {
         Call::GetPackageRevision { .. } => Answer::ok(obj.clone()),
         _ => Answer::ok(json!({"metadata": {"uid": "u1"}})),
     });
-    assert_eq!(names(&calls), ["get", "getRepo"]);
+    assert_eq!(names(&calls), ["get", "getRepo", "content"]);
+    assert_eq!(outcome, Outcome::default());
+}
+
+#[test]
+fn a_published_revision_whose_package_left_git_is_let_go() {
+    let obj = pr(
+        json!({"metadata": {"deletionTimestamp": "2026-01-01T00:00:00Z"},
+        "spec": {"lifecycle": "Published"}}),
+    );
+    let (calls, outcome) = run(|c| match c {
+        Call::GetPackageRevision { .. } => Answer::ok(obj.clone()),
+        Call::GetPackageContent { .. } => Answer::NotFound {
+            message: "package revision pkg/ws not found".into(),
+        },
+        Call::ListPackageRevisions { .. } => Answer::ok(json!([])),
+        _ => Answer::ok(json!({"metadata": {"uid": "u1"}})),
+    });
+    assert_eq!(
+        names(&calls),
+        ["get", "getRepo", "content", "patch", "list"]
+    );
     assert_eq!(outcome, Outcome::default());
 }
 
