@@ -218,6 +218,18 @@ impl ContentCache for StoreContent<'_> {
 
     fn update_lifecycle(&self, r: &RevisionKey, lifecycle: Lifecycle) -> CallResult<Content> {
         let pr = self.lookup(r)?;
+        // Porch's isKnownLifecycle: the empty lifecycle is neither a
+        // current nor a desired one.
+        if pr.spec.lifecycle == Lifecycle::Unset {
+            return Err(CallError::Failed(
+                "invalid current lifecycle value: \"\"".to_string(),
+            ));
+        }
+        if lifecycle == Lifecycle::Unset {
+            return Err(CallError::Failed(
+                "invalid desired lifecycle value: \"\"".to_string(),
+            ));
+        }
         let ns = &r.repository.namespace;
         // Porch publishes a draft directly (its draft is closed as
         // Published); the store goes through Proposed.
