@@ -94,3 +94,47 @@ fn deep_directories_are_read_without_recursion() {
     assert_eq!(files.len(), 2);
     assert!(files.keys().any(|k| k.matches("d/").count() == 1_500));
 }
+
+#[cfg(unix)]
+#[test]
+fn directories_ten_thousand_deep_are_refused_by_their_depth_and_nothing_is_published() {
+    let (tmp, seed) = fleet("web");
+    // Made one level at a time relative to the last, as a path this long
+    // cannot be named at once.
+    let made = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(concat!(
+            "import os\n",
+            "fd = os.open('.', os.O_RDONLY)\n",
+            "for _ in range(10000):\n",
+            "    os.mkdir('d', dir_fd=fd)\n",
+            "    fd = os.open('d', os.O_RDONLY, dir_fd=fd)\n",
+            "f = os.open('cm.yaml', os.O_WRONLY | os.O_CREAT, dir_fd=fd)\n",
+            "os.write(f, b'kind: ConfigMap\\n')\n",
+        ))
+        .current_dir(&seed)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let root = tmp.path().join("fleet");
+    let err = match open_repositories(&root, true) {
+        Ok(_) => panic!("the hostile seed package was published"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        err.contains("packages/blueprints/web: directories nested")
+            && err.contains("deep: the path is longer than the file system allows"),
+        "{err}"
+    );
+    assert!(
+        err.len() < 400,
+        "the error names the depth, not the path: {} bytes",
+        err.len()
+    );
+    let opened = open_repositories(&root, false).expect("the repository itself is fine");
+    assert!(opened
+        .store
+        .list("default", &PrFilter::default())
+        .unwrap()
+        .is_empty());
+}

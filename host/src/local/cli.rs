@@ -225,10 +225,24 @@ pub fn read_package_dir(dir: &Path) -> Result<crate::store::Files, LocalError> {
     };
     let mut files = crate::store::Files::new();
     let mut total = 0u64;
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let entries =
-            std::fs::read_dir(&d).map_err(StoreError::io(format!("reading {}", d.display())))?;
+    let mut stack = vec![(dir.to_path_buf(), 0usize)];
+    // A path longer than the system allows (PATH_MAX) is named by its
+    // depth under the package, not by the whole path.
+    let too_deep = |depth: usize| {
+        refuse(
+            dir,
+            format!(
+                "directories nested {depth} deep: the path is longer than the file system allows, so the package cannot be read"
+            ),
+        )
+    };
+    let name_too_long = |e: &std::io::Error| e.raw_os_error() == Some(36);
+    while let Some((d, depth)) = stack.pop() {
+        let entries = match std::fs::read_dir(&d) {
+            Ok(entries) => entries,
+            Err(e) if name_too_long(&e) => return Err(too_deep(depth)),
+            Err(e) => return Err(StoreError::io(format!("reading {}", d.display()))(e).into()),
+        };
         for e in entries {
             let e = e.map_err(StoreError::io(format!("reading {}", d.display())))?;
             let p = e.path();
@@ -242,7 +256,7 @@ pub fn read_package_dir(dir: &Path) -> Result<crate::store::Files, LocalError> {
                 ));
             }
             if kind.is_dir() {
-                stack.push(p);
+                stack.push((p, depth + 1));
                 continue;
             }
             if !kind.is_file() {
@@ -276,8 +290,11 @@ pub fn read_package_dir(dir: &Path) -> Result<crate::store::Files, LocalError> {
                 .unwrap_or(&p)
                 .to_string_lossy()
                 .replace('\\', "/");
-            let bytes =
-                std::fs::read(&p).map_err(StoreError::io(format!("reading {}", p.display())))?;
+            let bytes = match std::fs::read(&p) {
+                Ok(b) => b,
+                Err(e) if name_too_long(&e) => return Err(too_deep(depth)),
+                Err(e) => return Err(StoreError::io(format!("reading {}", p.display()))(e).into()),
+            };
             let text = String::from_utf8(bytes).map_err(|_| refuse(&p, "not UTF-8 text".into()))?;
             files.insert(rel, text);
         }
