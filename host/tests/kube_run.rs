@@ -34,6 +34,7 @@ fn args() -> ControllerArgs {
             max_concurrent_reconciles: 50,
             git_root: std::env::temp_dir(),
         },
+        repositories: porch_variants::kube::repo::RepoArgs::default(),
     }
 }
 

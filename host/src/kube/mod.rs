@@ -7,6 +7,8 @@
 //! * [`store`] — the store traits over the caches (reads) and the API
 //!   (writes);
 //! * [`controller`] — reconcile, error policy and event mapping;
+//! * [`prc`] and [`repo`] — the v1alpha2 PackageRevision and the
+//!   Repository controllers (reconcilers `packagerevisions`, `repositories`);
 //! * [`run`] — `porch-variants controller`: the wiring;
 //! * [`leader`] — leader election on a `coordination.k8s.io` Lease;
 //! * [`metrics`] and [`health`] — `/metrics`, `/healthz`, `/readyz`.
@@ -20,6 +22,7 @@ pub mod leader;
 pub mod metrics;
 pub mod prc;
 pub mod recent;
+pub mod repo;
 pub mod run;
 pub mod store;
 

@@ -26,13 +26,15 @@ use super::leader::{self, LeaseConfig};
 use super::metrics::Metrics;
 use super::prc::PACKAGE_REVISIONS;
 use super::recent::{Expectations, RecentWrites};
+use super::repo::REPOSITORIES;
 use crate::engine_api::{ComponentCore, Core, NativeCore};
 
 /// Options of `porch-variants controller`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ControllerArgs {
-    /// Reconcilers to run (`packagevariants`, `packagevariantsets`, or `*`),
-    /// comma-separated, as Porch's `--reconcilers`.
+    /// Reconcilers to run (`packagevariants`, `packagevariantsets`,
+    /// `packagerevisions`, `repositories`, or `*`), comma-separated, as
+    /// Porch's `--reconcilers`.
     #[arg(
         long,
         value_delimiter = ',',
@@ -74,6 +76,10 @@ pub struct ControllerArgs {
     /// `packagerevisions`).
     #[command(flatten)]
     pub packagerevisions: super::prc::PrcArgs,
+    /// The Repository controller (reconciler `repositories`; Git paths
+    /// under `--packagerevisions.git-root`).
+    #[command(flatten)]
+    pub repositories: super::repo::RepoArgs,
 }
 
 /// The controller could not start or stopped with an error.
@@ -267,16 +273,21 @@ pub async fn run_with(
 ) -> Result<(), RunError> {
     let all = args.reconcilers.iter().any(|r| r == "*");
     for r in &args.reconcilers {
-        if r != "*" && r != PACKAGE_VARIANTS && r != PACKAGE_VARIANT_SETS && r != PACKAGE_REVISIONS
+        if r != "*"
+            && r != PACKAGE_VARIANTS
+            && r != PACKAGE_VARIANT_SETS
+            && r != PACKAGE_REVISIONS
+            && r != REPOSITORIES
         {
             return Err(RunError::Usage(format!(
-                "--reconcilers: unknown reconciler {r:?} (packagevariants, packagevariantsets, packagerevisions, *)"
+                "--reconcilers: unknown reconciler {r:?} (packagevariants, packagevariantsets, packagerevisions, repositories, *)"
             )));
         }
     }
     let run_prc = all || args.reconcilers.iter().any(|r| r == PACKAGE_REVISIONS);
     let run_pv = all || args.reconcilers.iter().any(|r| r == PACKAGE_VARIANTS);
     let run_pvs = all || args.reconcilers.iter().any(|r| r == PACKAGE_VARIANT_SETS);
+    let run_repo = all || args.reconcilers.iter().any(|r| r == REPOSITORIES);
     let kinds = args
         .watch_kinds
         .iter()
@@ -388,9 +399,27 @@ pub async fn run_with(
             }
         });
     }
+    // The Repositories: a reconcile when one is created or deleted, has a
+    // new generation or is marked for deletion (upstream's predicates).
+    let (repo_tx, repo_rx) = mpsc::unbounded_channel::<Repository>();
     {
         let (caches, pvs_ref_tx) = (caches.clone(), pvs_ref_tx.clone());
+        let mut seen: std::collections::HashMap<(String, String), super::repo::Seen> =
+            Default::default();
         spawn_reflector(repo_api, repo_writer, move |event| {
+            if let Some(repo) = touched(event).filter(|_| run_repo) {
+                let key = (repo.namespace().unwrap_or_default(), repo.name_any());
+                if matches!(event, watcher::Event::Delete(_)) {
+                    seen.remove(&key);
+                    let _ = repo_tx.send(repo.clone());
+                } else {
+                    let wake = super::repo::wakes(seen.get(&key).copied(), repo);
+                    seen.insert(key, super::repo::seen(repo));
+                    if wake {
+                        let _ = repo_tx.send(repo.clone());
+                    }
+                }
+            }
             if let Some(repo) = touched(event) {
                 let ns = repo.namespace().unwrap_or_default();
                 let av = Repository::api_version(&()).into_owned();
@@ -580,6 +609,15 @@ pub async fn run_with(
         git_root: prc_args.git_root.clone(),
         leader: leader_rx.clone(),
     });
+    let repo_args = &args.repositories;
+    let repo_ctx = Arc::new(super::repo::RepoContext::new(
+        client.clone(),
+        caches.repositories.clone(),
+        prc_ctx.clone(),
+        repo_args.sync_slots(),
+        repo_args.config(),
+        leader_rx.clone(),
+    ));
     let mut context = Context::new(client.clone(), caches.clone(), core, metrics, leader_rx);
     context.recent = expectations;
     let ctx = Arc::new(context);
@@ -615,9 +653,23 @@ pub async fn run_with(
                 .run(super::prc::reconcile, super::prc::error_policy, prc_ctx)
                 .for_each(|_| async {})
         });
+    let repo_controller = (started && run_repo).then(|| {
+        Controller::for_stream(channel_stream(repo_rx).map(Ok), caches.repositories.clone())
+            .with_config(kube::runtime::controller::Config::default().concurrency(
+                u16::try_from(repo_args.max_concurrent_reconciles).unwrap_or(u16::MAX),
+            ))
+            .graceful_shutdown_on(stopped(shutdown_rx.clone()))
+            .run(
+                super::repo::reconcile,
+                super::repo::error_policy,
+                repo_ctx.clone(),
+            )
+            .for_each(|_| async {})
+    });
     if started {
         tracing::info!(
             packagerevisions = run_prc,
+            repositories = run_repo,
             packagevariants = run_pv,
             packagevariantsets = run_pvs,
             core = ctx.core.name(),
@@ -638,6 +690,14 @@ pub async fn run_with(
         async {
             if let Some(c) = prc_controller {
                 c.await;
+            }
+        },
+        async {
+            if let Some(c) = repo_controller {
+                c.await;
+                // The background full syncs write too: they end before the
+                // Lease is released.
+                repo_ctx.wait_for_syncs().await;
             }
         },
     );
