@@ -103,7 +103,8 @@ pub enum PrcError {
     },
 }
 
-fn api_err(what: &str, e: kube::Error) -> CallError {
+/// A call's error from an API error: 404 is NotFound, 409 AlreadyExists.
+pub(crate) fn api_err(what: &str, e: kube::Error) -> CallError {
     match &e {
         kube::Error::Api(s) if s.code == 404 => {
             CallError::NotFound(format!("{what}: {}", s.message))

@@ -47,6 +47,7 @@ use tokio::runtime::Handle;
 use tokio::sync::{watch, Semaphore};
 
 use super::api::Repository;
+use super::prc::api_err;
 use super::prc::PrcContext;
 use crate::prc::{CallError, CallResult};
 use crate::store::git::GitRepoConfig;
@@ -230,18 +231,6 @@ pub enum RepoError {
         /// The error.
         message: String,
     },
-}
-
-fn api_err(what: &str, e: kube::Error) -> CallError {
-    match &e {
-        kube::Error::Api(s) if s.code == 404 => {
-            CallError::NotFound(format!("{what}: {}", s.message))
-        }
-        kube::Error::Api(s) if s.code == 409 => {
-            CallError::AlreadyExists(format!("{what}: {}", s.message))
-        }
-        _ => CallError::Failed(format!("{what}: {e}")),
-    }
 }
 
 fn answer<T: serde::Serialize>(r: CallResult<T>) -> Answer {
