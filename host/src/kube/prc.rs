@@ -17,6 +17,7 @@ use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchP
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, ResourceExt};
+use pv_core::api::package_revision::v1alpha2::PackageRevision as PrV2;
 use pv_core::prc::reconcile::Config;
 use serde_json::Value;
 use tokio::runtime::Handle;
@@ -219,19 +220,24 @@ impl PrApi for KubePrApi<'_> {
     }
 
     fn list(&self, namespace: &str, repository: &str, package: &str) -> CallResult<Vec<Value>> {
-        // Served by the cache, as upstream's field indexes serve it, in
-        // name order as the API server lists.
+        // Served by the cache with upstream's field indexes
+        // (`spec.repository`, `spec.packageName`), in name order as the
+        // API server lists.
+        let fields = std::collections::BTreeMap::from([
+            ("spec.repository".to_string(), repository.to_string()),
+            ("spec.packageName".to_string(), package.to_string()),
+        ]);
         let mut items: Vec<Value> = self
             .ctx
             .revisions
             .state()
             .iter()
             .filter(|o| o.namespace().as_deref() == Some(namespace))
-            .filter(|o| {
-                o.data["spec"]["repository"] == repository
-                    && o.data["spec"]["packageName"] == package
-            })
             .filter_map(|o| serde_json::to_value(o.as_ref()).ok())
+            .filter(|v| {
+                serde_json::from_value::<PrV2>(v.clone())
+                    .is_ok_and(|pr| pv_core::prc::fieldindex::matches_fields(&pr, &fields))
+            })
             .collect();
         items.sort_by(|a, b| {
             a["metadata"]["name"]
