@@ -160,26 +160,8 @@ pub(super) fn sync_package_revisions(
     let plan = plan_sync(repo, found, &existing);
     for (pr, new) in &plan.apply {
         let name = &pr.metadata.name;
-        if !apply(
-            io,
-            name,
-            Call::ApplyPackageRevision {
-                field_manager: FIELD_MANAGER.to_string(),
-                force: true,
-                object: owned_apply(pr),
-            },
-        )? {
-            continue;
-        }
-        if !apply(
-            io,
-            name,
-            Call::ApplyPackageRevisionStatus {
-                field_manager: FIELD_MANAGER.to_string(),
-                force: true,
-                object: owned_apply(pr),
-            },
-        )? {
+        if let Err(e) = apply_owned(io, pr)? {
+            io.log(format!("apply PackageRevision {name}: {e}"));
             continue;
         }
         let Some(f) = found.iter().find(|f| f.key.object_name() == *name) else {
@@ -216,6 +198,33 @@ pub(super) fn sync_package_revisions(
         }
     }
     Ok(())
+}
+
+/// `applyPackageRevision`: the owned spec apply, then the owned status
+/// apply (both [`FIELD_MANAGER`], forced, [`owned_apply`]); the first
+/// failure ends it and is returned.
+pub(super) fn apply_owned(
+    io: &mut Io<'_>,
+    pr: &PackageRevision,
+) -> Result<Result<(), String>, Suspend> {
+    let calls = [
+        Call::ApplyPackageRevision {
+            field_manager: FIELD_MANAGER.to_string(),
+            force: true,
+            object: owned_apply(pr),
+        },
+        Call::ApplyPackageRevisionStatus {
+            field_manager: FIELD_MANAGER.to_string(),
+            force: true,
+            object: owned_apply(pr),
+        },
+    ];
+    for call in calls {
+        if let Err(e) = io.call(call)?.into_result() {
+            return Ok(Err(e));
+        }
+    }
+    Ok(Ok(()))
 }
 
 /// One apply; whether it succeeded (a failure is logged).

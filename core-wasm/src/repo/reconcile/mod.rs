@@ -23,6 +23,7 @@ mod operations;
 
 use serde::{Deserialize, Serialize};
 
+use crate::api::package_revision::v1alpha2::PackageRevision;
 use crate::api::repository::Repository;
 
 use super::config::SyncSettings;
@@ -208,6 +209,22 @@ pub fn sync_step(input: &SyncInput) -> Step {
         Ok(now) => background::run(&mut io, &input.repository, &input.config, now),
         Err(e) => Ok(Outcome::error(e)),
     };
+    finish(io, r)
+}
+
+/// The next step of applying one PackageRevision the way a background
+/// sync applies a discovered one (upstream's `applyPackageRevision`): the
+/// owned spec apply, then the owned status apply, stopping at the first
+/// failure, which is the outcome's error. Only the repository controller's
+/// fields are sent ([`crate::repo::discovery::owned_apply`]), so a status
+/// the object carries that it does not own (`revision`, `lifecycle`) is
+/// not re-sent.
+pub fn apply_step(pr: &PackageRevision, answers: &[Answer]) -> Step {
+    let mut io = Io::new(answers);
+    let r = background::apply_owned(&mut io, pr).map(|applied| match applied {
+        Ok(()) => Outcome::default(),
+        Err(e) => Outcome::error(e),
+    });
     finish(io, r)
 }
 

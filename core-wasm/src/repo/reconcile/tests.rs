@@ -136,3 +136,33 @@ fn background_sync_records_count_and_hash_then_releases() {
         }
     );
 }
+
+#[test]
+fn apply_step_sends_owned_fields_spec_then_status_and_stops_at_first_error() {
+    let pr: PackageRevision = serde_json::from_value(json!({
+        "apiVersion": "porch.kpt.dev/v1alpha2", "kind": "PackageRevision",
+        "metadata": {"name": "test-pr", "namespace": "default"},
+        "spec": {"packageName": "pkg1"},
+        "status": {"revision": 1},
+    }))
+    .unwrap();
+    let Step::Call {
+        call: Call::ApplyPackageRevision { force, object, .. },
+    } = apply_step(&pr, &[])
+    else {
+        panic!("no spec apply first");
+    };
+    assert!(force);
+    assert_eq!(object["spec"], json!({"packageName": "pkg1"}));
+    assert_eq!(object["status"], json!({}));
+    let failed = done(apply_step(&pr, &[Answer::error("spec patch failed")]));
+    assert_eq!(failed.error.as_deref(), Some("spec patch failed"));
+    let ok = Answer::ok(serde_json::Value::Null);
+    assert!(matches!(
+        apply_step(&pr, std::slice::from_ref(&ok)),
+        Step::Call {
+            call: Call::ApplyPackageRevisionStatus { .. }
+        }
+    ));
+    assert_eq!(done(apply_step(&pr, &[ok.clone(), ok])).error, None);
+}
