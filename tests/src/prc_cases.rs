@@ -59,3 +59,35 @@ pub fn expect(got: Value, want: &Value) -> Result<(), String> {
         Err(format!("got {got}, want {want}"))
     }
 }
+
+/// What one runner of the cases found: the cases that pass (as upstream
+/// expects, or as one of our listed deviations), those that fail, and those
+/// skipped with upstream's reason. The runners print each deviation, skip
+/// and failure as they meet it; the suite prints one closing line for all.
+#[derive(Debug, Default)]
+pub struct Tally {
+    /// Cases matching upstream's expectation.
+    pub passed: usize,
+    /// Cases that fail upstream's expectation exactly where a listed
+    /// deviation says, and pass the expectation it adjusts.
+    pub deviations: usize,
+    /// `case: why` of each failing case.
+    pub failed: Vec<String>,
+    /// `case: why` of each case upstream itself cannot run.
+    pub skipped: Vec<String>,
+}
+
+impl Tally {
+    /// Every case this tally counted.
+    pub fn cases(&self) -> usize {
+        self.passed + self.deviations + self.failed.len() + self.skipped.len()
+    }
+
+    /// Adds another runner's counts to this one.
+    pub fn add(&mut self, other: Tally) {
+        self.passed += other.passed;
+        self.deviations += other.deviations;
+        self.failed.extend(other.failed);
+        self.skipped.extend(other.skipped);
+    }
+}
