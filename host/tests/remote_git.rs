@@ -653,6 +653,53 @@ fn two_writers_racing_on_one_branch_both_land() {
     assert_eq!(files_b, files("ws"), "b reads a's draft");
 }
 
+/// Two stores on one mirror, as two reconciles of one namespace in
+/// Kubernetes mode each open their own: opened and writing at the same
+/// time, they take turns on the mirror, and every write lands.
+#[test]
+fn two_stores_on_one_mirror_take_turns() {
+    let tmp = tempfile::tempdir().unwrap();
+    let served = tmp.path().join("served");
+    let site = server_repo(&served, "site");
+    let server = Server::start(&served, 0);
+    let mirrors = tmp.path().join("mirrors");
+    let barrier = Barrier::new(2);
+    std::thread::scope(|scope| {
+        for w in ["a", "b"] {
+            let (barrier, server, mirrors) = (&barrier, &server, &mirrors);
+            scope.spawn(move || {
+                barrier.wait();
+                let store = open(server, "site", mirrors);
+                for i in 0..4 {
+                    let pkg = format!("turn-{w}-{i}");
+                    publish_files(&store, NS, "site", &pkg, "v1", files(&pkg), "init")
+                        .unwrap_or_else(|e| panic!("{pkg}: {e}"));
+                }
+            });
+        }
+    });
+    let listed = ls_remote(&server.url("site"));
+    let tree = main_tree(&site);
+    for w in ["a", "b"] {
+        for i in 0..4 {
+            let pkg = format!("turn-{w}-{i}");
+            assert!(listed.contains(&format!("refs/tags/{pkg}/v1")), "{listed}");
+            assert!(tree.contains(&format!("{pkg}/settings.yaml")), "{tree}");
+        }
+    }
+    let fsck = Command::new("git")
+        .arg("--git-dir")
+        .arg(mirrors.join("site.git"))
+        .args(["fsck", "--strict"])
+        .output()
+        .unwrap();
+    assert!(
+        fsck.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fsck.stderr)
+    );
+}
+
 /// Wrong credentials: opening fails at once with an error naming the
 /// Repository and `spec.git.secretRef`, after at most a few requests.
 /// Credentials revoked between open and write: the push fails the same

@@ -47,7 +47,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use git2::{Oid, Repository};
@@ -490,6 +490,9 @@ struct RemoteState {
 
 struct RemoteRepo {
     cfg: RemoteConfig,
+    /// The mirror's lock, shared by every store of this process that opens
+    /// the same mirror ([`mirror_lock`]).
+    mirror: Arc<Mutex<()>>,
     state: Mutex<RemoteState>,
 }
 
@@ -551,6 +554,8 @@ impl RemoteRevisions {
             ))
         })?;
         let path = &cfg.repo.path;
+        let mirror = mirror_lock(path);
+        let held = mirror.lock().unwrap_or_else(|e| e.into_inner());
         if Repository::open_bare(path).is_err() {
             if path.exists() && !remove_unfinished_repository(path)? {
                 return Err(StoreError::Invalid(format!(
@@ -565,8 +570,10 @@ impl RemoteRevisions {
         }
         let known = self.fetch(&cfg)?;
         let store = GitRevisions::open(vec![cfg.repo.clone()])?;
+        drop(held);
         Ok(RemoteRepo {
             cfg,
+            mirror,
             state: Mutex::new(RemoteState { store, known }),
         })
     }
@@ -965,8 +972,50 @@ fn repo_key(cfg: &RemoteConfig) -> String {
     format!("{}/{}", cfg.repo.namespace, cfg.repo.name)
 }
 
-fn lock(r: &RemoteRepo) -> MutexGuard<'_, RemoteState> {
-    r.state.lock().unwrap_or_else(|e| e.into_inner())
+/// The lock of the mirror at `path`, one per mirror directory in the
+/// process: stores opened by concurrent reconciles (each opens its own)
+/// share it, so no two fetch, write or read one mirror at once, and the
+/// before/after comparison of a write sees only its own changes.
+fn mirror_lock(path: &Path) -> Arc<Mutex<()>> {
+    static LOCKS: LazyLock<Mutex<BTreeMap<PathBuf, Weak<Mutex<()>>>>> =
+        LazyLock::new(Mutex::default);
+    let key = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut locks = LOCKS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(lock) = locks.get(&key).and_then(Weak::upgrade) {
+        return lock;
+    }
+    locks.retain(|_, l| l.strong_count() > 0);
+    let lock = Arc::new(Mutex::new(()));
+    locks.insert(key, Arc::downgrade(&lock));
+    lock
+}
+
+/// A remote repository's state, with its mirror's lock held.
+struct Locked<'a> {
+    // Fields drop in order: the state before the mirror's lock.
+    state: MutexGuard<'a, RemoteState>,
+    _mirror: MutexGuard<'a, ()>,
+}
+
+impl std::ops::Deref for Locked<'_> {
+    type Target = RemoteState;
+    fn deref(&self) -> &RemoteState {
+        &self.state
+    }
+}
+
+impl std::ops::DerefMut for Locked<'_> {
+    fn deref_mut(&mut self) -> &mut RemoteState {
+        &mut self.state
+    }
+}
+
+fn lock(r: &RemoteRepo) -> Locked<'_> {
+    let mirror = r.mirror.lock().unwrap_or_else(|e| e.into_inner());
+    Locked {
+        state: r.state.lock().unwrap_or_else(|e| e.into_inner()),
+        _mirror: mirror,
+    }
 }
 
 /// The last lines of `git`'s error output, for a message.
