@@ -323,6 +323,45 @@ async fn deleted_repository_loses_its_finalizer_by_update() {
     assert_eq!(body["spec"]["git"]["repo"], "blueprints");
 }
 
+/// A status apply answered 409 Conflict is tried once more (upstream's
+/// `updateStatus`: 25 ms, two attempts); two conflicts in a row fail the
+/// reconcile, which backs off.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_apply_is_retried_once_on_conflict() {
+    let status = format!("PATCH {REPO}/blueprints/status");
+    let repo =
+        || repository(json!({"metadata": {"finalizers": ["config.porch.kpt.dev/repository"]}}));
+
+    let mut c = Cluster::new(0);
+    c.server.lock().unwrap().conflicts.insert(status.clone(), 1);
+    let action = c.reconcile(repo()).await;
+    assert_eq!(action, Action::requeue(Duration::from_secs(30)));
+    assert_eq!(
+        lines(&c.take()),
+        [
+            "PATCH REPO/blueprints/status as repository-controller force",
+            "PATCH REPO/blueprints/status as repository-controller force",
+            "PATCH REPO/blueprints/status as repository-controller force",
+        ],
+        "the first apply conflicted and was sent again, then the Error status"
+    );
+
+    let mut c = Cluster::new(0);
+    c.server.lock().unwrap().conflicts.insert(status, 2);
+    c.repos.apply_watcher_event(&watcher::Event::Apply(repo()));
+    let err = porch_variants::kube::repo::reconcile(Arc::new(repo()), c.ctx.clone())
+        .await
+        .expect_err("two conflicts in a row fail the reconcile");
+    assert!(err.to_string().contains("timed out"), "{err}");
+    assert_eq!(
+        lines(&c.take()),
+        [
+            "PATCH REPO/blueprints/status as repository-controller force",
+            "PATCH REPO/blueprints/status as repository-controller force",
+        ]
+    );
+}
+
 /// `porch-variants controller --reconcilers repositories`: the watch
 /// cache, the controller and its background sync, wired as deployed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

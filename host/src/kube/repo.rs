@@ -42,6 +42,7 @@ use pv_core::repo::discovery::{
     CommitInfo, DiscoveredPackageRevision, PackageRevisionKey, RepositoryKey,
 };
 use pv_core::repo::reconcile::{Call, Config, Outcome, RepoKey, Step, StepInput, SyncInput};
+use pv_core::repo::status::{status_retry_step, PatchOutcome, RetryStep, STATUS_RETRY_JITTER};
 use serde_json::Value;
 use tokio::runtime::Handle;
 use tokio::sync::{watch, Semaphore};
@@ -216,6 +217,16 @@ impl RepoContext {
     }
 }
 
+/// A fraction in [0, 1) from the clock's nanoseconds: enough to spread
+/// retries apart (the core has no randomness, and no more is needed).
+fn jitter_fraction() -> f64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    f64::from(nanos % 1000) / 1000.0
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -310,6 +321,38 @@ impl Executor<'_> {
             m["namespace"].as_str().unwrap_or_default().to_string(),
             m["name"].as_str().unwrap_or_default().to_string(),
         )
+    }
+
+    /// Runs a Repository status apply as upstream's `updateStatus` does:
+    /// a 409 Conflict is tried again after the wait
+    /// [`status_retry_step`] gives (25 ms, plus up to a tenth of it),
+    /// two conflicts in a row give up; any other error is returned at once.
+    fn apply_status_retrying<T>(
+        &self,
+        what: &str,
+        mut apply: impl FnMut() -> Result<T, kube::Error>,
+    ) -> CallResult<Value> {
+        let mut attempt = 1;
+        loop {
+            let outcome = match apply() {
+                Ok(_) => PatchOutcome::Ok,
+                Err(kube::Error::Api(s)) if s.code == 409 => PatchOutcome::Conflict,
+                Err(e) => return Err(api_err(what, e)),
+            };
+            match status_retry_step(attempt, outcome) {
+                RetryStep::Done => return Ok(Value::Null),
+                RetryStep::RetryAfter(wait) => {
+                    let wait = Duration::from_nanos(u64::try_from(wait.as_nanos()).unwrap_or(0));
+                    let jitter = wait.mul_f64(STATUS_RETRY_JITTER * jitter_fraction());
+                    tracing::debug!(%what, attempt, "conflict, trying the status apply again");
+                    std::thread::sleep(wait + jitter);
+                    attempt += 1;
+                }
+                RetryStep::Fail(e) => {
+                    return Err(CallError::Failed(format!("{what}: {e}")));
+                }
+            }
+        }
     }
 
     /// The Git configuration of `namespace/name` and whether it is remote.
@@ -486,14 +529,13 @@ impl Executor<'_> {
                 let what = format!("apply status of Repository {ns}/{name} as {field_manager}");
                 answer(self.leading(&what).and_then(|()| {
                     let params = PatchParams::apply(field_manager).force();
-                    self.handle
-                        .block_on(self.repo_api(ns).patch_status(
+                    self.apply_status_retrying(&what, || {
+                        self.handle.block_on(self.repo_api(ns).patch_status(
                             name,
                             &params,
                             &Patch::Apply(object),
                         ))
-                        .map(|_| Value::Null)
-                        .map_err(|e| api_err(&what, e))
+                    })
                 }))
             }
             Call::ListRepositories => answer(

@@ -52,6 +52,9 @@ pub struct ServerState {
     pub files_versions: BTreeMap<String, u64>,
     /// Requests (`METHOD path`) answered with 500 (a LIST with 403).
     pub fail: BTreeSet<String>,
+    /// Requests (`METHOD path`) answered with 409 Conflict, each as many
+    /// times as its count says (then as usual).
+    pub conflicts: BTreeMap<String, usize>,
     /// Every request, in order (cleared by [`clear`]).
     pub calls: Vec<Call>,
     /// Every request since the server started (never cleared).
@@ -141,6 +144,13 @@ fn answer_object(state: &Shared, call: &Call) -> (StatusCode, Value) {
         return (
             StatusCode::INTERNAL_SERVER_ERROR,
             status(500, "InternalError", "injected failure"),
+        );
+    }
+    if let Some(n) = s.conflicts.get_mut(&call.line()).filter(|n| **n > 0) {
+        *n -= 1;
+        return (
+            StatusCode::CONFLICT,
+            status(409, "Conflict", "the object has been modified"),
         );
     }
     let path = call.uri.split('?').next().unwrap_or_default().to_string();
