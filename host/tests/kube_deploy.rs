@@ -215,3 +215,63 @@ fn containerfile_is_multi_stage_and_non_root() {
     assert!(text.lines().any(|l| l.trim() == "USER 65532:65532"));
     assert!(text.contains("--locked"));
 }
+
+/// `deploy/packagerevisions/`: the base plus every reconciler. Its patch
+/// names the base's Deployment and container, its arguments are accepted
+/// and run all four reconcilers, and the Git root they name is a writable
+/// volume (the root filesystem is read-only), beside the code cache.
+#[test]
+fn packagerevisions_overlay_runs_every_reconciler_on_a_writable_git_root() {
+    let dir = deploy_dir().join("packagerevisions");
+    let kustomization = &objects(&dir.join("kustomization.yaml"))[0];
+    assert_eq!(kustomization["resources"], serde_json::json!(["../"]));
+    let patch_file = kustomization["patches"][0]["path"]
+        .as_str()
+        .expect("a patch file");
+    let patch = objects(&dir.join(patch_file));
+    let base = all_objects();
+    let (deployment, _) = controller_args(&base);
+    assert_eq!(patch[0]["kind"], "Deployment");
+    for key in ["name", "namespace"] {
+        assert_eq!(patch[0]["metadata"][key], deployment["metadata"][key]);
+    }
+    let container = &patch[0]["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(
+        container["name"],
+        deployment["spec"]["template"]["spec"]["containers"][0]["name"]
+    );
+    let (_, args) = controller_args(&patch);
+    for r in [
+        "packagevariants",
+        "packagevariantsets",
+        "packagerevisions",
+        "repositories",
+    ] {
+        assert!(args.reconcilers.iter().any(|a| a == r), "{r} not run");
+    }
+    assert!(args.repositories.create_v1alpha2_rpkg);
+    let mounts = container["volumeMounts"].as_array().expect("volumeMounts");
+    let git = mounts
+        .iter()
+        .find(|m| m["mountPath"] == args.packagerevisions.git_root.to_str().unwrap())
+        .expect("the Git root is mounted");
+    assert_ne!(git["readOnly"], true);
+    let volumes = patch[0]["spec"]["template"]["spec"]["volumes"]
+        .as_array()
+        .expect("volumes");
+    for m in mounts {
+        assert!(
+            volumes.iter().any(|v| v["name"] == m["name"]),
+            "volume {} is mounted but not declared",
+            m["name"]
+        );
+    }
+    // The base's mounts are kept (a strategic merge keys them by path, but
+    // the patch lists them all so that it reads whole).
+    for m in deployment["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]
+        .as_array()
+        .expect("base volumeMounts")
+    {
+        assert!(mounts.contains(m), "base mount {m} dropped");
+    }
+}
