@@ -63,6 +63,7 @@ impl Cluster {
             slots: Arc::new(RenderSlots::new(slots)),
             config: pv_core::prc::reconcile::Config::default(),
             git_root: root.path().to_path_buf(),
+            git_fetch_interval: std::time::Duration::ZERO,
             leader,
         });
         Cluster {

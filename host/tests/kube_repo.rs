@@ -106,6 +106,7 @@ impl Cluster {
             slots: Arc::new(RenderSlots::new(1)),
             config: pv_core::prc::reconcile::Config::default(),
             git_root: root.path().to_path_buf(),
+            git_fetch_interval: Duration::ZERO,
             leader: leader.clone(),
         });
         let config = pv_core::repo::reconcile::Config {
@@ -389,6 +390,7 @@ async fn controller_runs_the_repositories_reconciler() {
             render_requeue_delay: Duration::from_secs(2),
             max_concurrent_reconciles: 50,
             git_root: c.root.path().to_path_buf(),
+            git_fetch_interval: Duration::from_secs(10),
         },
         repositories: RepoArgs::default(),
     };

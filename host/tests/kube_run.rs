@@ -33,6 +33,7 @@ fn args() -> ControllerArgs {
             render_requeue_delay: Duration::from_secs(2),
             max_concurrent_reconciles: 50,
             git_root: std::env::temp_dir(),
+            git_fetch_interval: Duration::from_secs(10),
         },
         repositories: porch_variants::kube::repo::RepoArgs::default(),
     }

@@ -19,7 +19,7 @@ use porch_variants::local::cli::{
     open_repositories, publish_files, run_local, run_rpkg, LocalArgs, Names, Output, RpkgCommand,
 };
 use porch_variants::store::git::{init_bare, GitRepoConfig, GitRevisions};
-use porch_variants::store::remote::{Credentials, RemoteConfig, RemoteRevisions};
+use porch_variants::store::remote::{Credentials, RemoteConfig, RemoteOptions, RemoteRevisions};
 use porch_variants::store::{Files, NewRevision, PackageRevisionStore, PrFilter, StoreError};
 use pv_core::api::package_revision::Lifecycle;
 use pv_core::api::PackageRevision;
@@ -698,6 +698,98 @@ fn two_stores_on_one_mirror_take_turns() {
         "{}",
         String::from_utf8_lossy(&fsck.stderr)
     );
+}
+
+/// A store opened on a mirror that this process fetched moments ago reads
+/// it without fetching again (`reuse_fetch_for`, Kubernetes mode's
+/// `--packagerevisions.git-fetch-interval`); its writes still meet the
+/// remote as it is: another writer's change is fetched when the push is
+/// refused, and both land.
+#[test]
+fn a_mirror_fetched_moments_ago_is_not_fetched_at_open() {
+    let tmp = tempfile::tempdir().unwrap();
+    let served = tmp.path().join("served");
+    let site = server_repo(&served, "site");
+    let server = Server::start(&served, 0);
+    let mirrors = tmp.path().join("mirrors");
+    let options = RemoteOptions {
+        reuse_fetch_for: Duration::from_secs(600),
+        ..RemoteOptions::default()
+    };
+    let cfg = || remote(&server, "site", &mirrors, PASSWORD);
+    let first = RemoteRevisions::open_with(vec![], vec![cfg()], options.clone()).unwrap();
+    assert_eq!(first.stats().fetches, 1);
+    publish_files(&first, NS, "site", "pkg-1", "v1", files("1"), "init").unwrap();
+
+    let requests = server.requests();
+    let second = RemoteRevisions::open_with(vec![], vec![cfg()], options.clone()).unwrap();
+    assert_eq!(second.stats().fetches, 0, "not fetched again");
+    assert_eq!(server.requests(), requests, "the server was not asked");
+    assert_eq!(lifecycle(&second, "site.pkg-1.v1"), Lifecycle::Published);
+
+    // Another process (its own mirror) publishes meanwhile; the reused
+    // mirror does not show it, and a write on it is refused once, fetched
+    // and made again: both packages land.
+    let other = open(&server, "site", &tmp.path().join("other"));
+    publish_files(&other, NS, "site", "pkg-2", "v1", files("2"), "init").unwrap();
+    publish_files(&second, NS, "site", "pkg-3", "v1", files("3"), "init").unwrap();
+    assert_eq!(second.stats().retries, 1, "{:?}", second.stats());
+    let tree = main_tree(&site);
+    for pkg in ["pkg-1", "pkg-2", "pkg-3"] {
+        assert!(tree.contains(&format!("{pkg}/settings.yaml")), "{tree}");
+    }
+    // The first store reads what the second fetched and wrote.
+    assert_eq!(lifecycle(&first, "site.pkg-2.v1"), Lifecycle::Published);
+    assert_eq!(lifecycle(&first, "site.pkg-3.v1"), Lifecycle::Published);
+
+    // Without reuse, opening fetches.
+    let third = RemoteRevisions::open(vec![], vec![cfg()]).unwrap();
+    assert_eq!(third.stats().fetches, 1);
+}
+
+/// Two stores on one mirror; one's push fails (the server dies) and its
+/// write is undone on the mirror. The other store's earlier write is not
+/// undone with it (the mirror goes back to what the remote is known to
+/// have, whichever store pushed last), and its next write keeps it on the
+/// remote.
+#[test]
+fn an_undone_write_on_a_shared_mirror_keeps_the_other_stores_writes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let served = tmp.path().join("served");
+    let site = server_repo(&served, "site");
+    let mut server = Server::start(&served, 0);
+    let port = server.port();
+    let mirrors = tmp.path().join("mirrors");
+    let a = open(&server, "site", &mirrors);
+    let b = open(&server, "site", &mirrors);
+    let draft_b = b
+        .create(draft("site", "pkg-b", "ws"))
+        .unwrap()
+        .metadata
+        .name;
+    let on_server = refs_of(&site);
+    assert!(on_server.contains_key("refs/heads/drafts/pkg-b/ws"));
+
+    server.on_next_push(DIE_BEFORE_UPDATE);
+    a.create(draft("site", "pkg-a", "ws"))
+        .expect_err("the server died");
+    server.wait_stopped();
+    let mirror = refs_of(&mirrors.join("site.git"));
+    assert!(
+        mirror.contains_key("refs/heads/drafts/pkg-b/ws"),
+        "b's draft was undone with a's write: {mirror:?}"
+    );
+    assert!(!mirror.contains_key("refs/heads/drafts/pkg-a/ws"));
+
+    let server = Server::start(&served, port);
+    b.update_lifecycle(NS, &draft_b, Lifecycle::Proposed)
+        .unwrap();
+    let listed = ls_remote(&server.url("site"));
+    assert!(listed.contains("refs/heads/proposed/pkg-b/ws"), "{listed}");
+    a.create(draft("site", "pkg-a", "ws")).unwrap();
+    let listed = ls_remote(&server.url("site"));
+    assert!(listed.contains("refs/heads/drafts/pkg-a/ws"), "{listed}");
+    assert!(listed.contains("refs/heads/proposed/pkg-b/ws"), "{listed}");
 }
 
 /// Wrong credentials: opening fails at once with an error naming the

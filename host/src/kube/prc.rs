@@ -31,7 +31,7 @@ use crate::prc::{CallError, CallResult, CoreRenderer, Deps, PrApi, RenderSlots};
 use crate::reconcile::DraftRenderer;
 use crate::store::git::GitRepoConfig;
 use crate::store::remote::{
-    is_remote_url, mirror_path, Credentials, RemoteConfig, RemoteRevisions,
+    is_remote_url, mirror_path, Credentials, RemoteConfig, RemoteOptions, RemoteRevisions,
 };
 
 /// Name of this controller (metrics, logs).
@@ -67,6 +67,15 @@ pub struct PrcArgs {
         default_value = "/var/lib/porch-variants/git"
     )]
     pub git_root: PathBuf,
+    /// A Repository's Git mirror (a Repository with a URL) fetched less
+    /// than this long ago is read as it is; 0: fetched at every reconcile.
+    /// Writes always meet the remote as it is (leased pushes).
+    #[arg(
+        long = "packagerevisions.git-fetch-interval",
+        default_value = "10s",
+        value_parser = humantime::parse_duration
+    )]
+    pub git_fetch_interval: Duration,
 }
 
 /// What every reconcile of the controller shares.
@@ -87,6 +96,8 @@ pub struct PrcContext {
     pub config: Config,
     /// Base of relative repository paths.
     pub git_root: PathBuf,
+    /// `--packagerevisions.git-fetch-interval`.
+    pub git_fetch_interval: Duration,
     /// Whether this replica may write.
     pub leader: watch::Receiver<bool>,
 }
@@ -345,7 +356,11 @@ pub async fn reconcile(obj: Arc<DynamicObject>, ctx: Arc<PrcContext>) -> Result<
     let (n, nm) = (ns.clone(), name.clone());
     let outcome = tokio::task::spawn_blocking(move || -> Result<_, String> {
         let (local, remote) = repo_configs(&c, &handle, &n)?;
-        let git = RemoteRevisions::open(local, remote).map_err(|e| e.to_string())?;
+        let options = RemoteOptions {
+            reuse_fetch_for: c.git_fetch_interval,
+            ..RemoteOptions::default()
+        };
+        let git = RemoteRevisions::open_with(local, remote, options).map_err(|e| e.to_string())?;
         let content = StoreContent::new(&git);
         let api = KubePrApi { ctx: &c, handle };
         let renderer = c.renderer.as_ref().map(|r| CoreRenderer {

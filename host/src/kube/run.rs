@@ -607,6 +607,7 @@ pub async fn run_with(
                 .unwrap_or(u64::MAX),
         },
         git_root: prc_args.git_root.clone(),
+        git_fetch_interval: prc_args.git_fetch_interval,
         leader: leader_rx.clone(),
     });
     let repo_args = &args.repositories;

@@ -440,6 +440,11 @@ pub struct RemoteOptions {
     /// Seconds a transfer may stay below 1 byte/s before `git` gives up
     /// (`GIT_HTTP_LOW_SPEED_TIME`).
     pub stall_seconds: u32,
+    /// A mirror that this process fetched from the same URL less than this
+    /// long ago is not fetched again when a store opens it (zero: always
+    /// fetched). Writes are unaffected: they push with leases, and a write
+    /// that meets a newer remote fetches and is made again.
+    pub reuse_fetch_for: Duration,
 }
 
 impl Default for RemoteOptions {
@@ -448,6 +453,7 @@ impl Default for RemoteOptions {
             max_attempts: 5,
             backoff: Duration::from_millis(50),
             stall_seconds: 60,
+            reuse_fetch_for: Duration::ZERO,
         }
     }
 }
@@ -482,17 +488,32 @@ fn bump(c: &AtomicUsize) {
 
 type Refs = BTreeMap<String, Oid>;
 
+/// What a store holds of one remote repository.
 struct RemoteState {
     store: GitRevisions,
+    /// The [`MirrorState::generation`] `store` has read.
+    generation: u64,
+}
+
+/// What the process knows of one mirror, shared by every store that opens
+/// it ([`mirror_state`]). Outside a write, the mirror's tracked refs are
+/// `known`.
+#[derive(Default)]
+struct MirrorState {
     /// The refs the remote had when last fetched or pushed to.
     known: Refs,
+    /// Counts the changes of the mirror's refs (fetches, pushes, undone
+    /// writes): a store that read an older generation reads again.
+    generation: u64,
+    /// When this process last fetched the mirror, and from which URL.
+    fetched: Option<(std::time::Instant, String)>,
 }
 
 struct RemoteRepo {
     cfg: RemoteConfig,
-    /// The mirror's lock, shared by every store of this process that opens
-    /// the same mirror ([`mirror_lock`]).
-    mirror: Arc<Mutex<()>>,
+    /// The mirror's state and lock, shared by every store of this process
+    /// that opens the same mirror ([`mirror_state`]).
+    mirror: Arc<Mutex<MirrorState>>,
     state: Mutex<RemoteState>,
 }
 
@@ -554,9 +575,24 @@ impl RemoteRevisions {
             ))
         })?;
         let path = &cfg.repo.path;
-        let mirror = mirror_lock(path);
-        let held = mirror.lock().unwrap_or_else(|e| e.into_inner());
-        if Repository::open_bare(path).is_err() {
+        let mirror = mirror_state(path);
+        let mut held = mirror.lock().unwrap_or_else(|e| e.into_inner());
+        let opened = Repository::open_bare(path).is_ok();
+        let fresh = held.fetched.as_ref().is_some_and(|(at, url)| {
+            *url == cfg.url && at.elapsed() < self.options.reuse_fetch_for
+        });
+        if opened && fresh {
+            let store = GitRevisions::open(vec![cfg.repo.clone()])?;
+            let generation = held.generation;
+            drop(held);
+            tracing::debug!(repository = %repo_key(&cfg), "the mirror was fetched moments ago: not fetched again");
+            return Ok(RemoteRepo {
+                cfg,
+                mirror,
+                state: Mutex::new(RemoteState { store, generation }),
+            });
+        }
+        if !opened {
             if path.exists() && !remove_unfinished_repository(path)? {
                 return Err(StoreError::Invalid(format!(
                     "Repository {}/{}: the mirror {} is not a bare Git repository; remove it (it is a cache) and run again",
@@ -569,12 +605,14 @@ impl RemoteRevisions {
             tracing::info!(repository = %repo_key(&cfg), mirror = %path.display(), "created the mirror");
         }
         let known = self.fetch(&cfg)?;
+        held.fetched_now(known, &cfg.url);
         let store = GitRevisions::open(vec![cfg.repo.clone()])?;
+        let generation = held.generation;
         drop(held);
         Ok(RemoteRepo {
             cfg,
             mirror,
-            state: Mutex::new(RemoteState { store, known }),
+            state: Mutex::new(RemoteState { store, generation }),
         })
     }
 
@@ -618,11 +656,10 @@ impl RemoteRevisions {
     }
 
     fn sync_repo(&self, r: &RemoteRepo) -> StoreResult<()> {
-        let mut st = lock(r);
+        let mut st = lock(r)?;
         let known = self.fetch(&r.cfg)?;
-        st.known = known;
-        st.store = GitRevisions::open(vec![r.cfg.repo.clone()])?;
-        Ok(())
+        st.mirror.fetched_now(known, &r.cfg.url);
+        st.reread(r)
     }
 
     /// The local repositories' [`GitRevisions::finish_interrupted_moves`].
@@ -816,7 +853,7 @@ impl RemoteRevisions {
         what: &str,
         op: &dyn Fn(&GitRevisions) -> StoreResult<T>,
     ) -> StoreResult<T> {
-        let mut st = lock(r);
+        let mut st = lock(r)?;
         let key = repo_key(&r.cfg);
         let max = self.options.max_attempts.max(1);
         let mut attempt = 1;
@@ -836,7 +873,7 @@ impl RemoteRevisions {
                     return Err(e);
                 }
             };
-            let changes = diff(&st.known, &after);
+            let changes = diff(&st.mirror.known, &after);
             if changes.is_empty() {
                 return Ok(value);
             }
@@ -844,7 +881,11 @@ impl RemoteRevisions {
                 Pushed::Done => {
                     bump(&self.counters.pushes);
                     tracing::info!(repository = %key, refs = changes.len(), attempt, "{what}: pushed");
-                    st.known = after;
+                    // The mirror changed: other stores read it again; this
+                    // one made the change and has read it.
+                    st.mirror.known = after;
+                    st.mirror.generation += 1;
+                    st.state.generation = st.mirror.generation;
                     return Ok(value);
                 }
                 Pushed::Failed(e) => {
@@ -865,8 +906,9 @@ impl RemoteRevisions {
                     }
                     tracing::warn!(repository = %key, attempt, "{what}: another writer pushed first, fetching and writing again: {why}");
                     std::thread::sleep(self.pause(attempt));
-                    st.known = self.fetch(&r.cfg)?;
-                    st.store = GitRevisions::open(vec![r.cfg.repo.clone()])?;
+                    let known = self.fetch(&r.cfg)?;
+                    st.mirror.fetched_now(known, &r.cfg.url);
+                    st.reread(r)?;
                     bump(&self.counters.retries);
                     attempt += 1;
                 }
@@ -890,10 +932,10 @@ impl RemoteRevisions {
 
     /// Puts the mirror's refs back to the known ones, and reopens the store
     /// (its cache read the undone refs).
-    fn restore(&self, r: &RemoteRepo, st: &mut RemoteState) -> StoreResult<()> {
-        restore_refs(&r.cfg.repo.path, &st.known)?;
-        st.store = GitRevisions::open(vec![r.cfg.repo.clone()])?;
-        Ok(())
+    fn restore(&self, r: &RemoteRepo, st: &mut Locked<'_>) -> StoreResult<()> {
+        restore_refs(&r.cfg.repo.path, &st.mirror.known)?;
+        st.mirror.generation += 1;
+        st.reread(r)
     }
 
     /// The repositories that may hold revision `name` of `ns` (those whose
@@ -928,7 +970,7 @@ impl RemoteRevisions {
         for target in self.targets(ns, name) {
             let result = match (target, write) {
                 (None, _) => op(&self.local),
-                (Some(r), None) => op(&lock(r).store),
+                (Some(r), None) => op(&lock(r)?.store),
                 (Some(r), Some(what)) => self.write(r, what, op),
             };
             match result {
@@ -972,12 +1014,14 @@ fn repo_key(cfg: &RemoteConfig) -> String {
     format!("{}/{}", cfg.repo.namespace, cfg.repo.name)
 }
 
-/// The lock of the mirror at `path`, one per mirror directory in the
+/// The state of the mirror at `path`, one per mirror directory in the
 /// process: stores opened by concurrent reconciles (each opens its own)
-/// share it, so no two fetch, write or read one mirror at once, and the
-/// before/after comparison of a write sees only its own changes.
-fn mirror_lock(path: &Path) -> Arc<Mutex<()>> {
-    static LOCKS: LazyLock<Mutex<BTreeMap<PathBuf, Weak<Mutex<()>>>>> =
+/// share it. Its lock is held for every fetch, write and read of the
+/// mirror, so no two happen at once and the before/after comparison of a
+/// write sees only its own changes; the refs the remote is known to have
+/// are the mirror's, whichever store fetched or pushed last.
+fn mirror_state(path: &Path) -> Arc<Mutex<MirrorState>> {
+    static LOCKS: LazyLock<Mutex<BTreeMap<PathBuf, Weak<Mutex<MirrorState>>>>> =
         LazyLock::new(Mutex::default);
     let key = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let mut locks = LOCKS.lock().unwrap_or_else(|e| e.into_inner());
@@ -985,16 +1029,34 @@ fn mirror_lock(path: &Path) -> Arc<Mutex<()>> {
         return lock;
     }
     locks.retain(|_, l| l.strong_count() > 0);
-    let lock = Arc::new(Mutex::new(()));
+    let lock = Arc::new(Mutex::new(MirrorState::default()));
     locks.insert(key, Arc::downgrade(&lock));
     lock
+}
+
+impl MirrorState {
+    /// A fetch just brought `known` from `url`.
+    fn fetched_now(&mut self, known: Refs, url: &str) {
+        self.known = known;
+        self.generation += 1;
+        self.fetched = Some((std::time::Instant::now(), url.to_string()));
+    }
 }
 
 /// A remote repository's state, with its mirror's lock held.
 struct Locked<'a> {
     // Fields drop in order: the state before the mirror's lock.
     state: MutexGuard<'a, RemoteState>,
-    _mirror: MutexGuard<'a, ()>,
+    mirror: MutexGuard<'a, MirrorState>,
+}
+
+impl Locked<'_> {
+    /// Opens the store of `r` again, so that it reads the mirror as it is.
+    fn reread(&mut self, r: &RemoteRepo) -> StoreResult<()> {
+        self.state.store = GitRevisions::open(vec![r.cfg.repo.clone()])?;
+        self.state.generation = self.mirror.generation;
+        Ok(())
+    }
 }
 
 impl std::ops::Deref for Locked<'_> {
@@ -1010,12 +1072,18 @@ impl std::ops::DerefMut for Locked<'_> {
     }
 }
 
-fn lock(r: &RemoteRepo) -> Locked<'_> {
+/// Locks the mirror of `r`, then its state; a store that has not read the
+/// mirror's latest change (another store's fetch or write) reads it again.
+fn lock(r: &RemoteRepo) -> StoreResult<Locked<'_>> {
     let mirror = r.mirror.lock().unwrap_or_else(|e| e.into_inner());
-    Locked {
+    let mut locked = Locked {
         state: r.state.lock().unwrap_or_else(|e| e.into_inner()),
-        _mirror: mirror,
+        mirror,
+    };
+    if locked.state.generation != locked.mirror.generation {
+        locked.reread(r)?;
     }
+    Ok(locked)
 }
 
 /// The last lines of `git`'s error output, for a message.
@@ -1127,7 +1195,7 @@ impl PackageRevisionStore for RemoteRevisions {
             if ns != namespace || filter.repository.as_ref().is_some_and(|f| f != name) {
                 continue;
             }
-            let prs = lock(r).store.list(namespace, filter)?;
+            let prs = lock(r)?.store.list(namespace, filter)?;
             out.extend(prs.into_iter().map(|p| with_url(p, Some(r))));
         }
         out.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
