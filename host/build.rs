@@ -9,7 +9,13 @@
 //! 3. wrap it into a component with no imports (`wit_component::ComponentEncoder`)
 //!    and drop the component's own custom sections;
 //! 4. write `$OUT_DIR/porch-variants.wasm`, which `src/component` embeds with
-//!    `include_bytes!`.
+//!    `include_bytes!`;
+//! 5. compile it for this machine with wasmtime (`precompile_component`,
+//!    under `src/component/engine_config.rs`'s settings for the default
+//!    limits) into `$OUT_DIR/porch-variants.cwasm`, which
+//!    `src/component/precompiled.rs` embeds, so that start-up loads machine
+//!    code instead of compiling. Skipped (an empty file) when the build is
+//!    for another target or `PORCH_VARIANTS_PRECOMPILE=0`.
 //!
 //! `PORCH_VARIANTS_COMPONENT=<file.wasm>` skips steps 1–3 and embeds that
 //! component instead (e.g. one built elsewhere).
@@ -30,6 +36,10 @@ use std::error::Error;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "src/component/engine_config.rs"]
+#[allow(dead_code)]
+mod engine_config;
+
 type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
 
 const GUEST_PACKAGE: &str = "porch-variants-component";
@@ -37,6 +47,7 @@ const GUEST_TARGET: &str = "wasm32-unknown-unknown";
 const GUEST_PROFILE: &str = "wasm";
 const GUEST_ARTIFACT: &str = "pv_component";
 const OUTPUT: &str = "porch-variants.wasm";
+const PRECOMPILED_OUTPUT: &str = "porch-variants.cwasm";
 /// The starlark function's package, artifact, output and arena size.
 const STARLARK_PACKAGE: &str = "porch-variants-kpt-wasm";
 const STARLARK_ARTIFACT: &str = "porch_variants_kpt_wasm";
@@ -114,7 +125,9 @@ fn embed_component(workspace: &Path, target_dir: &Path, out_dir: &Path) -> Resul
     let output = out_dir.join(OUTPUT);
     if use_prebuilt("PORCH_VARIANTS_COMPONENT", &output)? {
         println!("cargo::rustc-env=PV_COMPONENT_MODULE_SIZE=0");
-        return Ok(());
+        let component =
+            std::fs::read(&output).map_err(|e| format!("reading {}: {e}", output.display()))?;
+        return precompile(&component, out_dir);
     }
 
     check_target_installed()?;
@@ -140,6 +153,32 @@ fn embed_component(workspace: &Path, target_dir: &Path, out_dir: &Path) -> Resul
     std::fs::write(&output, &component)
         .map_err(|e| format!("writing {}: {e}", output.display()))?;
     println!("cargo::rustc-env=PV_COMPONENT_MODULE_SIZE={}", module.len());
+    precompile(&component, out_dir)
+}
+
+/// Compiles `component` for this machine into `$OUT_DIR/porch-variants.cwasm`
+/// (empty when skipped).
+fn precompile(component: &[u8], out_dir: &Path) -> Result<()> {
+    let output = out_dir.join(PRECOMPILED_OUTPUT);
+    println!("cargo::rerun-if-env-changed=PORCH_VARIANTS_PRECOMPILE");
+    println!("cargo::rerun-if-changed=src/component/engine_config.rs");
+    let skip = env::var("PORCH_VARIANTS_PRECOMPILE").is_ok_and(|v| v == "0");
+    // The machine code is for the machine that runs this script.
+    let cross = env::var("TARGET")? != env::var("HOST")?;
+    let artifact = if skip || cross {
+        Vec::new()
+    } else {
+        let config = engine_config::compilation_config(
+            engine_config::PRECOMPILED_FUEL,
+            engine_config::PRECOMPILED_EPOCH_INTERRUPTION,
+        );
+        let engine =
+            wasmtime::Engine::new(&config).map_err(|e| format!("creating the engine: {e:#}"))?;
+        engine
+            .precompile_component(component)
+            .map_err(|e| format!("precompiling the component: {e:#}"))?
+    };
+    std::fs::write(&output, &artifact).map_err(|e| format!("writing {}: {e}", output.display()))?;
     Ok(())
 }
 

@@ -24,7 +24,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use porch_variants::component::{native, CodeCache, ComponentConfig, CoreComponent};
+use porch_variants::component::{native, CodeCache, CodeSource, ComponentConfig, CoreComponent};
 
 /// Mean time of `f` over `iters` runs after one warm-up.
 fn time(mut f: impl FnMut(), iters: u32) -> Duration {
@@ -40,38 +40,39 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-/// Interleaved rounds of native, the component with the default limits
-/// and the component without fuel; the ratios of the fastest rounds (the
-/// least disturbed by other work on the machine) and of the medians.
+/// Interleaved rounds of native and each variant of the component (the
+/// default limits, no fuel, a deadline instead of fuel); each variant's
+/// ratio to native of the fastest rounds (the least disturbed by other work
+/// on the machine) and of the medians.
 fn ratio(
     name: &str,
     rounds: u32,
-    mut native: impl FnMut(),
-    mut metered: impl FnMut(),
-    mut unmetered: impl FnMut(),
+    native: &mut dyn FnMut(),
+    variants: &mut [(&str, &mut dyn FnMut())],
 ) {
-    let (mut n, mut m, mut u) = (Vec::new(), Vec::new(), Vec::new());
+    let mut n = Vec::new();
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); variants.len()];
     for _ in 0..rounds {
-        n.push(time(&mut native, 1));
-        m.push(time(&mut metered, 1));
-        u.push(time(&mut unmetered, 1));
+        n.push(time(&mut *native, 1));
+        for ((_, f), t) in variants.iter_mut().zip(times.iter_mut()) {
+            t.push(time(&mut **f, 1));
+        }
     }
-    for v in [&mut n, &mut m, &mut u] {
-        v.sort();
+    n.sort();
+    for t in &mut times {
+        t.sort();
     }
-    let r = |a: &[Duration], b: &[Duration], i: usize| a[i].as_secs_f64() / b[i].as_secs_f64();
     let mid = n.len() / 2;
-    println!(
-        "{name}: native {:.1} ms; component {:.1} ms = {:.2}x (median {:.2}x); \
-         without fuel {:.1} ms = {:.2}x (median {:.2}x)",
-        ms(n[0]),
-        ms(m[0]),
-        r(&m, &n, 0),
-        r(&m, &n, mid),
-        ms(u[0]),
-        r(&u, &n, 0),
-        r(&u, &n, mid),
-    );
+    let mut line = format!("{name}: native {:.1} ms", ms(n[0]));
+    for ((label, _), t) in variants.iter().zip(&times) {
+        line.push_str(&format!(
+            "; {label} {:.1} ms = {:.2}x (median {:.2}x)",
+            ms(t[0]),
+            t[0].as_secs_f64() / n[0].as_secs_f64(),
+            t[mid].as_secs_f64() / n[mid].as_secs_f64(),
+        ));
+    }
+    println!("{line}");
 }
 
 fn startup_report() {
@@ -80,15 +81,27 @@ fn startup_report() {
         cache: CodeCache::Directory(dir.path().to_path_buf()),
         ..ComponentConfig::default()
     };
-    let uncached = ComponentConfig {
+    let uncached = || ComponentConfig {
         cache: CodeCache::Disabled,
         ..ComponentConfig::default()
     };
-    let compile = CoreComponent::with_config(uncached)
+    // The embedded component starts from the code compiled at build time;
+    // a copy of its bytes is compiled (or read from the cache) as any other
+    // component would be.
+    let mut precompiled: Vec<Duration> = (0..5)
+        .map(|_| {
+            let core = CoreComponent::with_config(uncached()).expect("loads");
+            assert_eq!(core.startup().code, CodeSource::Precompiled);
+            core.startup().load
+        })
+        .collect();
+    precompiled.sort();
+    let copy = porch_variants::component::COMPONENT.to_vec();
+    let compile = CoreComponent::from_bytes(&copy, uncached())
         .expect("loads")
         .startup()
         .load;
-    let first = CoreComponent::with_config(cached())
+    let first = CoreComponent::from_bytes(&copy, cached())
         .expect("loads")
         .startup()
         .load;
@@ -96,7 +109,7 @@ fn startup_report() {
     std::thread::sleep(Duration::from_millis(500));
     let mut hits: Vec<Duration> = (0..5)
         .map(|_| {
-            CoreComponent::with_config(cached())
+            CoreComponent::from_bytes(&copy, cached())
                 .expect("loads")
                 .startup()
                 .load
@@ -104,7 +117,8 @@ fn startup_report() {
         .collect();
     hits.sort();
     println!(
-        "start-up: compile {:.0} ms (no cache), {:.0} ms (cache miss), {:.1} ms (cache hit, median of 5)",
+        "start-up: precompiled {:.1} ms (no code cache, median of 5); compile {:.0} ms (no cache), {:.0} ms (cache miss), {:.1} ms (cache hit, median of 5)",
+        ms(precompiled[2]),
         ms(compile),
         ms(first),
         ms(hits[2])
@@ -125,6 +139,12 @@ fn report(
         ..ComponentConfig::default()
     })
     .expect("component loads");
+    let deadline = CoreComponent::with_config(ComponentConfig {
+        fuel: None,
+        timeout: Some(Duration::from_secs(60)),
+        ..ComponentConfig::default()
+    })
+    .expect("component loads");
     let mutate = |c: &CoreComponent| {
         black_box(
             c.apply_mutations(mutation)
@@ -142,20 +162,26 @@ fn report(
     ratio(
         "apply-mutations, 1,000 resources",
         11,
-        || {
+        &mut || {
             black_box(native::apply_mutations(mutation).expect("mutates"));
         },
-        || mutate(component),
-        || mutate(&unmetered),
+        &mut [
+            ("component", &mut || mutate(component)),
+            ("without fuel", &mut || mutate(&unmetered)),
+            ("deadline instead of fuel", &mut || mutate(&deadline)),
+        ],
     );
     ratio(
         "render-package-variant-set, 10,000 targets",
         7,
-        || {
+        &mut || {
             black_box(native::render_package_variant_set(render).expect("renders"));
         },
-        || render_with(component),
-        || render_with(&unmetered),
+        &mut [
+            ("component", &mut || render_with(component)),
+            ("without fuel", &mut || render_with(&unmetered)),
+            ("deadline instead of fuel", &mut || render_with(&deadline)),
+        ],
     );
     let render_package_with = |c: &CoreComponent| {
         black_box(c.render_package(package).expect("no trap"));
@@ -163,11 +189,16 @@ fn report(
     ratio(
         "render-package (set-namespace + set-labels), 1,000 resources",
         11,
-        || {
+        &mut || {
             black_box(native::render_package(package));
         },
-        || render_package_with(component),
-        || render_package_with(&unmetered),
+        &mut [
+            ("component", &mut || render_package_with(component)),
+            ("without fuel", &mut || render_package_with(&unmetered)),
+            ("deadline instead of fuel", &mut || {
+                render_package_with(&deadline)
+            }),
+        ],
     );
 }
 

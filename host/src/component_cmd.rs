@@ -55,8 +55,12 @@ fn info() -> Result<ExitCode> {
         startup.component_size,
         component::MODULE_SIZE
     );
+    let code = match startup.code {
+        component::CodeSource::Precompiled => "machine code compiled at build time",
+        component::CodeSource::Compiled => "compiled at start-up or read from the code cache",
+    };
     println!(
-        "load:     {:.1} ms (compile, or load from the code cache, and pre-instantiate)",
+        "load:     {:.1} ms ({code}, and pre-instantiated)",
         startup.load.as_secs_f64() * 1e3
     );
     let imports = core.imports();

@@ -20,6 +20,10 @@ fn component_info_lists_version_size_and_exports() {
         "{stdout}"
     );
     assert!(stdout.contains("imports:  none"), "{stdout}");
+    assert!(
+        stdout.contains("(machine code compiled at build time, and pre-instantiated)"),
+        "{stdout}"
+    );
     let size = porch_variants::component::COMPONENT.len();
     assert!(
         stdout.contains(&format!("size:     {size} bytes")),

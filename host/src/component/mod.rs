@@ -6,9 +6,12 @@
 //! binary). [`CoreComponent`] is the host side:
 //!
 //! * one [`wasmtime::Engine`] and one pre-instantiated component
-//!   ([`bindings::PorchVariantsPre`]) made at start-up; the compiled code
-//!   is kept in wasmtime's on-disk cache, so a later start-up loads it
-//!   instead of compiling again;
+//!   ([`bindings::PorchVariantsPre`]) made at start-up. With the default
+//!   limits the component's machine code is the one `build.rs` compiled
+//!   ([`precompiled`]), so nothing is compiled at run time; with other
+//!   limits, or on a machine the precompiled code does not fit, it is
+//!   compiled and kept in wasmtime's on-disk cache, so a later start-up
+//!   loads it instead of compiling again;
 //! * an instance per call in its own [`Store`]: a fresh one, or one that
 //!   finished an earlier call without error and stayed small (a fresh
 //!   instance costs about 35 µs before the guest does any work, more than
@@ -28,8 +31,10 @@
 //! [`native`] computes the same records with the core compiled natively.
 
 pub mod bindings;
+pub mod engine_config;
 mod error;
 pub mod native;
+pub mod precompiled;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -39,7 +44,7 @@ use std::time::{Duration, Instant};
 use crate::wasm_engine::EpochTicker;
 use wasmtime::component::types::ComponentItem;
 use wasmtime::component::{Component, Linker};
-use wasmtime::{Config, Engine, ResourceLimiter, Store, Trap};
+use wasmtime::{Engine, ResourceLimiter, Store, Trap};
 
 pub use bindings::types;
 use bindings::{PorchVariants, PorchVariantsPre};
@@ -174,10 +179,22 @@ impl ResourceLimiter for State {
 /// How the component was loaded at start-up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Startup {
-    /// Compiling (or loading from the cache) and pre-instantiating.
+    /// Loading (the precompiled code, or compiling or reading the code
+    /// cache) and pre-instantiating.
     pub load: Duration,
     /// Size of the embedded component in bytes.
     pub component_size: usize,
+    /// Where its machine code came from.
+    pub code: CodeSource,
+}
+
+/// Where the component's machine code came from at start-up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CodeSource {
+    /// Compiled at build time and embedded ([`precompiled`]).
+    Precompiled,
+    /// Compiled at start-up, or read from the code cache.
+    Compiled,
 }
 
 /// One export of the component.
@@ -239,20 +256,68 @@ impl CoreComponent {
     }
 
     /// Loads a component (which must implement the `porch-variants` world)
-    /// with `config`.
+    /// with `config`. The embedded component ([`COMPONENT`]) is loaded from
+    /// its precompiled code when that fits the engine `config` needs.
     pub fn from_bytes(bytes: &[u8], config: ComponentConfig) -> Result<Self, ComponentError> {
+        let embedded = bytes.as_ptr() == COMPONENT.as_ptr() && bytes.len() == COMPONENT.len();
+        Self::load(bytes, config, embedded, false)
+    }
+
+    /// Loads the embedded component from its precompiled code only, with
+    /// `config`: an error when that code does not fit the engine `config`
+    /// needs (limits other than the default ones, another machine).
+    pub fn from_precompiled(config: ComponentConfig) -> Result<Self, ComponentError> {
+        Self::load(COMPONENT, config, true, true)
+    }
+
+    fn load(
+        bytes: &[u8],
+        config: ComponentConfig,
+        try_precompiled: bool,
+        precompiled_only: bool,
+    ) -> Result<Self, ComponentError> {
         let setup = |what: &str, e: &dyn std::fmt::Display| {
             ComponentError::Instantiate(format!("{what}: {e}"))
         };
         let started = Instant::now();
-        let mut wasm_config = Config::new();
-        wasm_config
-            .consume_fuel(config.fuel.is_some())
-            .epoch_interruption(config.timeout.is_some());
-        crate::wasm_engine::use_code_cache(&mut wasm_config, &config.cache, "the component is");
-        let engine = Engine::new(&wasm_config).map_err(|e| setup("creating the engine", &e))?;
-        let component =
-            Component::new(&engine, bytes).map_err(|e| setup("compiling the component", &e))?;
+        let settings =
+            || engine_config::compilation_config(config.fuel.is_some(), config.timeout.is_some());
+        let mut loaded = None;
+        if try_precompiled {
+            let engine = Engine::new(&settings()).map_err(|e| setup("creating the engine", &e))?;
+            match precompiled::load(&engine) {
+                Ok(component) => loaded = Some((engine, component, CodeSource::Precompiled)),
+                Err(e) if precompiled_only => {
+                    return Err(ComponentError::Instantiate(e.to_string()))
+                }
+                Err(e) => {
+                    let expected = config.fuel.is_some() == engine_config::PRECOMPILED_FUEL
+                        && config.timeout.is_some()
+                            == engine_config::PRECOMPILED_EPOCH_INTERRUPTION;
+                    if expected {
+                        tracing::warn!(error = %e, "compiling the component at start-up");
+                    } else {
+                        tracing::debug!(error = %e, "compiling the component for these limits");
+                    }
+                }
+            }
+        }
+        let (engine, component, code) = match loaded {
+            Some(loaded) => loaded,
+            None => {
+                let mut wasm_config = settings();
+                crate::wasm_engine::use_code_cache(
+                    &mut wasm_config,
+                    &config.cache,
+                    "the component is",
+                );
+                let engine =
+                    Engine::new(&wasm_config).map_err(|e| setup("creating the engine", &e))?;
+                let component = Component::new(&engine, bytes)
+                    .map_err(|e| setup("compiling the component", &e))?;
+                (engine, component, CodeSource::Compiled)
+            }
+        };
         let linker = Linker::<State>::new(&engine);
         let instance_pre = linker
             .instantiate_pre(&component)
@@ -269,10 +334,12 @@ impl CoreComponent {
         let startup = Startup {
             load: started.elapsed(),
             component_size: bytes.len(),
+            code,
         };
         tracing::debug!(
             load_ms = startup.load.as_secs_f64() * 1e3,
             size = startup.component_size,
+            code = ?startup.code,
             "package-editing component loaded"
         );
         Ok(CoreComponent {
