@@ -24,6 +24,10 @@ bench:
 bench-pgo:
     scripts/pgo.sh bench
 
+# The YAML layer against Go's yaml.v3 + kyaml encoder (needs `just oracle`).
+bench-yaml-peer:
+    cargo bench -p porch-variants-core --bench yaml_peer
+
 # Rebuild the kyaml oracle (needs Debian's golang-go and golang-gopkg-yaml.v3-dev).
 oracle:
     tools/kyaml-oracle/build.sh

@@ -11,6 +11,11 @@
 // With -yaml-v3 the encoder keeps plain yaml.v3 defaults (indent 4, no
 // compact sequences), which is useful to check against yaml.v3's own tests.
 //
+// With -bench N it reads the input once, then decodes and encodes it N
+// times in memory (as above, output discarded) and prints the nanoseconds
+// of each round trip, one per line: the peer the YAML benchmark of the
+// Rust layer is timed against (core-wasm/benches/yaml_peer.rs).
+//
 // It must be built against the patched yaml.v3 (see build.sh), because
 // CompactSeqIndent only exists in the kyaml fork.
 package main
@@ -21,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -31,6 +37,7 @@ func main() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: %s [-yaml-v3] [FILE]\n\nReads YAML from FILE or standard input and writes kyaml's round-trip of it.\n\n", os.Args[0])
 		flag.PrintDefaults()
 	}
+	bench := flag.Int("bench", 0, "decode and encode the input this many times and print the nanoseconds of each")
 	flag.Parse()
 	if flag.NArg() > 1 {
 		flag.Usage()
@@ -46,6 +53,23 @@ func main() {
 		}
 		defer f.Close()
 		in = f
+	}
+
+	if *bench > 0 {
+		data, err := io.ReadAll(in)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		for i := 0; i < *bench; i++ {
+			start := time.Now()
+			if _, err := roundTrip(data, !*yamlV3); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			fmt.Println(time.Since(start).Nanoseconds())
+		}
+		return
 	}
 
 	var docs []*yaml.Node
@@ -90,4 +114,40 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(3)
 	}
+}
+
+// roundTrip decodes every document of data and encodes them all with one
+// encoder, as main does, into memory.
+func roundTrip(data []byte, kyaml bool) ([]byte, error) {
+	var docs []*yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, &n)
+	}
+	if len(docs) == 0 {
+		return nil, nil
+	}
+	var out bytes.Buffer
+	enc := yaml.NewEncoder(&out)
+	if kyaml {
+		enc.SetIndent(2)
+		enc.CompactSeqIndent()
+	}
+	for _, n := range docs {
+		if err := enc.Encode(n); err != nil {
+			return nil, err
+		}
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
 }
