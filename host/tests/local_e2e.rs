@@ -772,15 +772,26 @@ impl Core for Timed<'_> {
 }
 
 /// The fleet demo at scale: `cargo test -p porch-variants --release --test
-/// local_e2e -- --ignored --nocapture fleet_timing`.
+/// local_e2e -- --ignored --nocapture fleet_timing`; `PV_FLEET_SIZES`
+/// (comma-separated, default `20,1000`) sets the fleets, `PV_FLEET_CORES`
+/// (`native`, `component`, default both) the cores.
 #[test]
 #[ignore = "timing run"]
 fn fleet_timing() {
     let component = ComponentCore::load().expect("the component loads");
-    let cores: [&dyn Core; 2] = [&NativeCore, &component];
-    for (n, core) in [20usize, 1000]
+    let wanted = std::env::var("PV_FLEET_CORES").unwrap_or_else(|_| "native,component".into());
+    let cores: Vec<&dyn Core> = [&NativeCore as &dyn Core, &component]
         .into_iter()
-        .flat_map(|n| cores.map(|c| (n, c)))
+        .filter(|c| wanted.split(',').any(|w| c.name().contains(w.trim())))
+        .collect();
+    let sizes: Vec<usize> = std::env::var("PV_FLEET_SIZES")
+        .unwrap_or_else(|_| "20,1000".into())
+        .split(',')
+        .map(|s| s.trim().parse().expect("PV_FLEET_SIZES: numbers"))
+        .collect();
+    for (n, core) in sizes
+        .into_iter()
+        .flat_map(|n| cores.iter().map(move |c| (n, *c)))
     {
         let f = Fleet::new(n);
         f.objects.put_package_variant_set(pvs_object(json!([{
@@ -819,6 +830,15 @@ fn fleet_timing() {
             plan2.counts().reads,
             plan2.counts().writes,
             r2.events.len()
+        );
+        let per = |calls: usize| calls as f64 / r.package_variants.max(1) as f64;
+        println!(
+            "{} core, {n} repositories: store calls per variant: first run {:.2} reads, {:.2} writes; second run {:.2} reads, {:.2} writes",
+            core.name(),
+            per(counts.reads),
+            per(counts.writes),
+            per(plan2.counts().reads),
+            per(plan2.counts().writes),
         );
     }
 }
