@@ -12,6 +12,43 @@ pub fn cases_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("conformance/porch-upstream-prc")
 }
 
+/// The case directories of `group`, in name order, each with its name
+/// `group/case`; panics when the group has none (a missing group is a
+/// broken snapshot, not a pass).
+pub fn case_dirs(group: &str) -> Vec<(String, PathBuf)> {
+    let dir = cases_dir().join(group);
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    cases.sort();
+    assert!(!cases.is_empty(), "{group}: no cases");
+    cases
+        .into_iter()
+        .map(|case| {
+            let name = case.file_name().unwrap_or_default().to_string_lossy();
+            (format!("{group}/{name}"), case)
+        })
+        .collect()
+}
+
+/// Applies a JSON merge patch (RFC 7386) to `target`.
+pub fn merge_patch(target: &mut Value, patch: &Value) {
+    match (target, patch) {
+        (Value::Object(t), Value::Object(p)) => {
+            for (k, v) in p {
+                if v.is_null() {
+                    t.remove(k);
+                } else {
+                    merge_patch(t.entry(k.clone()).or_insert(Value::Null), v);
+                }
+            }
+        }
+        (t, p) => *t = p.clone(),
+    }
+}
+
 /// The first non-empty YAML document of a file as JSON (`Value::Null` when
 /// the file is missing).
 pub fn yaml(path: &Path) -> Value {

@@ -4,9 +4,9 @@
 //! calls our decision, and compares with the case's expectation. Every case
 //! of every group present must pass.
 
-use porch_variants_tests::prc_cases::{cases_dir, expect, from, yaml, Tally};
+use porch_variants_tests::prc_cases::{case_dirs, expect, from, yaml, Tally};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use pv_core::api::package_revision::v1alpha2::{PackageRevision, Source};
 use pv_core::api::package_revision::{PackageCondition, ReadinessGate};
@@ -443,16 +443,7 @@ const GROUPS: &[(&str, Adapter)] = &[
 pub fn run() -> Tally {
     let (mut passed, mut failed) = (0, Vec::new());
     for (group, adapter) in GROUPS {
-        let dir = cases_dir().join(group);
-        let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.is_dir())
-            .collect();
-        cases.sort();
-        assert!(!cases.is_empty(), "{group}: no cases");
-        for case in cases {
-            let name = format!("{group}/{}", case.file_name().unwrap().to_string_lossy());
+        for (name, case) in case_dirs(group) {
             match adapter(&case) {
                 Ok(()) => passed += 1,
                 Err(e) => failed.push(format!("{name}: {e}")),

@@ -30,7 +30,7 @@
 //! that deviation. Cases upstream cannot run itself are [`SKIPPED`] with
 //! upstream's reason.
 
-use porch_variants_tests::prc_cases::{cases_dir, strip, yaml, Tally};
+use porch_variants_tests::prc_cases::{case_dirs, cases_dir, merge_patch, strip, yaml, Tally};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -571,22 +571,6 @@ fn forbids(entry: &str, c: &Call, a: &Answer) -> bool {
         // Folded into GetPackageContent's answer: not a call of ours.
         "content.Key" | "content.GetCommitInfo" => false,
         e => name == e,
-    }
-}
-
-/// The merge patch applied to the object (RFC 7386).
-fn merge_patch(target: &mut Value, patch: &Value) {
-    match (target, patch) {
-        (Value::Object(t), Value::Object(p)) => {
-            for (k, v) in p {
-                if v.is_null() {
-                    t.remove(k);
-                } else {
-                    merge_patch(t.entry(k.clone()).or_insert(Value::Null), v);
-                }
-            }
-        }
-        (t, p) => *t = p.clone(),
     }
 }
 
@@ -1812,19 +1796,7 @@ pub fn run() -> Tally {
     let (mut passed, mut failed, mut deviations, mut skipped) = (0, Vec::new(), 0, Vec::new());
     let mut seen = Vec::new();
     for (group, adapter) in GROUPS {
-        let dir = cases_dir().join(group);
-        let mut dirs: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.is_dir())
-            .collect();
-        dirs.sort();
-        assert!(!dirs.is_empty(), "{group}: no cases");
-        for d in dirs {
-            let name = format!(
-                "{group}/{}",
-                d.file_name().unwrap_or_default().to_string_lossy()
-            );
+        for (name, d) in case_dirs(group) {
             seen.push(name.clone());
             let case = Case { dir: d, name };
             if let Some((_, why)) = SKIPPED.iter().find(|(n, _)| *n == case.name) {

@@ -10,9 +10,9 @@
 //! times) and, for the time-dependent groups, again at fixed instants on
 //! and just before an hour boundary, where cron schedules turn over.
 
-use porch_variants_tests::prc_cases::{cases_dir, expect, from, yaml, Tally};
+use porch_variants_tests::prc_cases::{case_dirs, expect, from, yaml, Tally};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use pv_core::api::package_revision::v1alpha2::PackageRevision;
 use pv_core::api::repository::Repository;
@@ -836,16 +836,7 @@ pub fn run() -> Tally {
         .collect();
     let (mut passed, mut failed) = (0, Vec::new());
     for (group, adapter, timed) in GROUPS {
-        let dir = cases_dir().join(group);
-        let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.is_dir())
-            .collect();
-        cases.sort();
-        assert!(!cases.is_empty(), "{group}: no cases");
-        for case in cases {
-            let name = format!("{group}/{}", case.file_name().unwrap().to_string_lossy());
+        for (name, case) in case_dirs(group) {
             let mut instants = vec![wall_clock()];
             if *timed {
                 instants.extend(&fixed);

@@ -33,7 +33,7 @@
 //! Deviations ([`DEVIATIONS`]) and skips ([`SKIPPED`]) are
 //! listed by case.
 
-use porch_variants_tests::prc_cases::{cases_dir, yaml, Tally};
+use porch_variants_tests::prc_cases::{cases_dir, merge_patch, yaml, Tally};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
@@ -994,22 +994,6 @@ impl Server {
             }
         }
         Answer::ok(Value::Null)
-    }
-}
-
-/// A JSON merge patch (RFC 7386).
-fn merge_patch(target: &mut Value, patch: &Value) {
-    match (target, patch) {
-        (Value::Object(t), Value::Object(p)) => {
-            for (k, v) in p {
-                if v.is_null() {
-                    t.remove(k);
-                } else {
-                    merge_patch(t.entry(k.clone()).or_insert(Value::Null), v);
-                }
-            }
-        }
-        (t, p) => *t = p.clone(),
     }
 }
 
