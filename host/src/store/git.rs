@@ -323,12 +323,19 @@ impl GitRevisions {
             .ok_or_else(|| StoreError::Invalid(format!("no repository {ns}/{repo}")))
     }
 
-    /// Finds the repository of a revision by name (`<repo>.<pkg>.<ws>`).
+    /// Finds the repository of a revision by name (`<repo>.<pkg>.<ws>`):
+    /// each prefix of the name up to a dot is looked up as a repository
+    /// name (shortest first, the order of the repositories' names), so the
+    /// cost does not grow with the number of repositories.
     fn find(&self, ns: &str, name: &str) -> StoreResult<(&RepoHandle, Entry)> {
-        for ((rns, rname), handle) in &self.repos {
-            if rns != ns || !name.starts_with(&format!("{rname}.")) {
+        let prefixes = name
+            .char_indices()
+            .filter(|&(_, c)| c == '.')
+            .map(|(i, _)| &name[..i]);
+        for rname in prefixes {
+            let Some(handle) = self.repos.get(&(ns.to_string(), rname.to_string())) else {
                 continue;
-            }
+            };
             let mut st = lock(handle);
             let entries = load(handle, &mut st)?;
             if let Some(e) = entries.iter().find(|e| e.pr.metadata.name == name) {
@@ -1078,10 +1085,22 @@ fn meta_of(pr: &PackageRevision) -> RevisionMeta {
 impl PackageRevisionStore for GitRevisions {
     fn list(&self, namespace: &str, filter: &PrFilter) -> StoreResult<Vec<PackageRevision>> {
         let mut out = Vec::new();
-        for ((ns, name), h) in &self.repos {
-            if ns != namespace || filter.repository.as_ref().is_some_and(|r| r != name) {
-                continue;
-            }
+        // One repository by key when the filter names it; else the
+        // namespace's range of the map.
+        let repos: Vec<&RepoHandle> = match &filter.repository {
+            Some(r) => self
+                .repos
+                .get(&(namespace.to_string(), r.clone()))
+                .into_iter()
+                .collect(),
+            None => self
+                .repos
+                .range((namespace.to_string(), String::new())..)
+                .take_while(|((ns, _), _)| ns == namespace)
+                .map(|(_, h)| h)
+                .collect(),
+        };
+        for h in repos {
             let mut st = lock(h);
             load(h, &mut st)?;
             if filter
