@@ -32,7 +32,7 @@
 //! The `kpt.dev/latest-revision` label is computed when listing, so it is
 //! true on exactly the highest published revision.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
@@ -100,7 +100,7 @@ struct RepoState {
     entries: Option<Vec<Entry>>,
     /// UIDs in the owner references of `entries` (skips a repository when
     /// listing by owner).
-    owners: std::collections::BTreeSet<String>,
+    owners: BTreeSet<String>,
 }
 
 struct RepoHandle {
@@ -112,6 +112,22 @@ struct RepoHandle {
 pub struct GitRevisions {
     repos: BTreeMap<(String, String), RepoHandle>,
     signature: (String, String),
+    /// Which repositories hold revisions owned by each UID, so that a list
+    /// by owner visits only those ([`OwnerIndex`]).
+    owner_index: Mutex<OwnerIndex>,
+    /// Repositories whose revisions changed since the index last read
+    /// them. A leaf lock: never held while taking another.
+    owners_stale: Mutex<BTreeSet<(String, String)>>,
+}
+
+/// Owner UID to the repositories whose revisions name it in their owner
+/// references. It may name a repository that no longer holds such a
+/// revision (a list checks each repository's own owners), never misses
+/// one: a repository is read into it again after each write
+/// ([`GitRevisions::forget`]) before the next list by owner.
+#[derive(Default)]
+struct OwnerIndex {
+    by_owner: std::collections::HashMap<String, BTreeSet<(String, String)>>,
 }
 
 fn sig(s: &(String, String)) -> StoreResult<Signature<'static>> {
@@ -314,7 +330,62 @@ impl GitRevisions {
                 },
             );
         }
-        Ok(GitRevisions { repos, signature })
+        let owners_stale = Mutex::new(repos.keys().cloned().collect());
+        Ok(GitRevisions {
+            repos,
+            signature,
+            owner_index: Mutex::default(),
+            owners_stale,
+        })
+    }
+
+    /// Forgets the cached revisions of `h` (before a write), and marks
+    /// its owners for the index to read again.
+    fn forget(&self, h: &RepoHandle, st: &mut RepoState) {
+        st.entries = None;
+        self.owners_stale
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert((h.cfg.namespace.clone(), h.cfg.name.clone()));
+    }
+
+    /// The repositories of `namespace` that may hold revisions owned by
+    /// `uid`, after reading the owners of every repository written since
+    /// the last call.
+    fn repos_owned_by(&self, namespace: &str, uid: &str) -> StoreResult<Vec<&RepoHandle>> {
+        let mut index = self.owner_index.lock().unwrap_or_else(|e| e.into_inner());
+        let stale =
+            std::mem::take(&mut *self.owners_stale.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut pending = stale.iter();
+        while let Some(key) = pending.next() {
+            let Some(h) = self.repos.get(key) else {
+                continue;
+            };
+            let mut st = lock(h);
+            if let Err(e) = load(h, &mut st) {
+                // Read again next time, with those not reached yet.
+                self.owners_stale
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .extend(std::iter::once(key).chain(pending).cloned());
+                return Err(e);
+            }
+            for owner in &st.owners {
+                index
+                    .by_owner
+                    .entry(owner.clone())
+                    .or_default()
+                    .insert(key.clone());
+            }
+        }
+        Ok(index
+            .by_owner
+            .get(uid)
+            .into_iter()
+            .flatten()
+            .filter(|(ns, _)| ns == namespace)
+            .filter_map(|key| self.repos.get(key))
+            .collect())
     }
 
     fn handle(&self, ns: &str, repo: &str) -> StoreResult<&RepoHandle> {
@@ -365,7 +436,7 @@ impl GitRevisions {
             let mut st = lock(handle);
             let fixed = finish_moves(&st.repo, &handle.cfg)?;
             if !fixed.is_empty() {
-                st.entries = None;
+                self.forget(handle, &mut st);
                 for f in &fixed {
                     tracing::info!(repository = %handle.cfg.name, "finished an interrupted move: {f}");
                 }
@@ -1085,15 +1156,16 @@ fn meta_of(pr: &PackageRevision) -> RevisionMeta {
 impl PackageRevisionStore for GitRevisions {
     fn list(&self, namespace: &str, filter: &PrFilter) -> StoreResult<Vec<PackageRevision>> {
         let mut out = Vec::new();
-        // One repository by key when the filter names it; else the
-        // namespace's range of the map.
-        let repos: Vec<&RepoHandle> = match &filter.repository {
-            Some(r) => self
+        // One repository by key when the filter names it; those the owner
+        // index names for a list by owner; else the namespace's range.
+        let repos: Vec<&RepoHandle> = match (&filter.repository, &filter.owner_uid) {
+            (Some(r), _) => self
                 .repos
                 .get(&(namespace.to_string(), r.clone()))
                 .into_iter()
                 .collect(),
-            None => self
+            (None, Some(uid)) => self.repos_owned_by(namespace, uid)?,
+            (None, None) => self
                 .repos
                 .range((namespace.to_string(), String::new())..)
                 .take_while(|((ns, _), _)| ns == namespace)
@@ -1175,7 +1247,7 @@ impl PackageRevisionStore for GitRevisions {
         {
             let mut st = lock(h);
             // Also when the update fails: another process changed the ref.
-            st.entries = None;
+            self.forget(h, &mut st);
             let pkg = &e.pr.spec.package_name;
             let ws = &e.pr.spec.workspace_name;
             let msg = format!("Update {pkg}/{ws}\n\n{}", annotation(pkg, ws, 0));
@@ -1243,7 +1315,7 @@ impl PackageRevisionStore for GitRevisions {
             }
             // Forgotten before the first write, so that a write failing
             // half-way never leaves a cache that disagrees with the refs.
-            st.entries = None;
+            self.forget(h, &mut st);
             pr.status.upstream_lock = new.upstream_lock;
             let repo = &st.repo;
             self.write_meta(repo, &pkg, &ws, Some(&meta_of(&pr)))?;
@@ -1283,7 +1355,7 @@ impl PackageRevisionStore for GitRevisions {
         {
             let mut st = lock(h);
             let entries = load(h, &mut st)?.clone();
-            st.entries = None;
+            self.forget(h, &mut st);
             let repo = &st.repo;
             let pkg = &e.pr.spec.package_name;
             let ws = &e.pr.spec.workspace_name;
@@ -1327,7 +1399,7 @@ impl PackageRevisionStore for GitRevisions {
         let (h, e) = self.find(ns, name)?;
         {
             let mut st = lock(h);
-            st.entries = None;
+            self.forget(h, &mut st);
             let mut pr = e.pr.clone();
             copy_metadata(&mut pr.metadata, m);
             self.write_meta(
@@ -1344,7 +1416,7 @@ impl PackageRevisionStore for GitRevisions {
         let (h, e) = self.find(namespace, name)?;
         let mut st = lock(h);
         let entries = load(h, &mut st)?.clone();
-        st.entries = None;
+        self.forget(h, &mut st);
         let repo = &st.repo;
         let pkg = &e.pr.spec.package_name;
         let ws = &e.pr.spec.workspace_name;
