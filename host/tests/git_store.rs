@@ -97,21 +97,7 @@ fn revisions_are_found_in_their_own_repository() {
         ("default", "edge-west"),
         ("other", "edge"),
     ];
-    let configs: Vec<GitRepoConfig> = repos
-        .iter()
-        .map(|(ns, name)| {
-            let path = tmp.path().join(ns).join(name);
-            init_bare(&path, "main").unwrap();
-            GitRepoConfig {
-                name: name.to_string(),
-                namespace: ns.to_string(),
-                path,
-                branch: "main".into(),
-                directory: String::new(),
-            }
-        })
-        .collect();
-    let store = GitRevisions::open(configs).unwrap();
+    let store = open(tmp.path(), &repos);
     for (ns, repo) in repos {
         let files = [("Kptfile".to_string(), KPTFILE.to_string())].into();
         publish_files(&store, ns, repo, "web", "v1", files, "init").unwrap();
