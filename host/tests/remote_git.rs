@@ -495,6 +495,7 @@ fn local_mode_clones_and_publishes_on_the_server() {
         native_core: true,
         max_passes: 10,
         no_progress: true,
+        porch_api: Default::default(),
     };
     let (summary, ok) = run_local(&args).unwrap();
     assert!(ok, "{:#?}", summary.report);

@@ -104,6 +104,12 @@ fn set_context_name(files: &mut Files, package: &str) -> Result<(), MergeError> 
     Ok(())
 }
 
+/// Sets `data.name` of an existing `package-context.yaml` to the last
+/// path segment of `package` (what a clone does).
+pub fn name_package_context(files: &mut Files, package: &str) -> Result<(), MergeError> {
+    set_context_name(files, package.rsplit('/').next().unwrap_or(package))
+}
+
 /// The clone task: the upstream's files as package `package`, with the
 /// Kptfile's name, `upstream` and `upstreamLock` set and the package
 /// context's `name` (the last path segment of `package`) set.

@@ -10,7 +10,8 @@
 //! * [`drafts`] — clone, upgrade and edit drafts as values;
 //! * [`plan`] — the reconcile as a list of steps and an outcome;
 //! * [`status`] — `Stalled`/`Ready` conditions and `downstreamTargets`;
-//! * [`mutate`] — the three package mutations.
+//! * [`mutate`] — the three package mutations;
+//! * [`v1alpha2`] — the same variants over v1alpha2 PackageRevisions.
 
 pub mod downstream;
 pub mod drafts;
@@ -19,4 +20,5 @@ pub mod naming;
 pub mod plan;
 pub mod status;
 pub mod upstream;
+pub mod v1alpha2;
 pub mod validate;

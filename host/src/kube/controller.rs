@@ -82,6 +82,7 @@ impl Error {
                 ReconcileError::Store(_) => "api",
                 ReconcileError::Core(_) => "core",
                 ReconcileError::Refused(_) => "refused",
+                ReconcileError::Waiting(_) => "waiting",
             },
             Error::Convert { .. } => "convert",
             Error::Task { .. } => "task",

@@ -14,6 +14,7 @@ use crate::reconcile::{run_to_fixed_point, Ctx, Progress, RunReport};
 use crate::store::faulty::{CallCounts, FaultPlan, Faulty};
 use crate::store::git::{init_bare, remove_unfinished_repository};
 use crate::store::remote::{remote_configs, RemoteRevisions};
+use crate::store::v1alpha2::{PorchApi, V2Revisions};
 use crate::store::{NewRevision, PackageRevisionStore, PrFilter, StoreError};
 
 /// Output format.
@@ -48,6 +49,11 @@ pub struct LocalArgs {
     /// No progress bar.
     #[arg(long)]
     pub no_progress: bool,
+    /// How the variants' drafts are made: `v1alpha1` writes them with their
+    /// content; `v1alpha2` declares v1alpha2 PackageRevisions with a
+    /// source, which the PackageRevision controller makes.
+    #[arg(long, value_enum, default_value_t = PorchApi::V1alpha1)]
+    pub porch_api: PorchApi,
 }
 
 /// What a local run did (the JSON output).
@@ -414,25 +420,65 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
         b
     }));
     let started = Instant::now();
-    let report = run_to_fixed_point(&ctx, args.max_passes, &bar)?;
     let declared: Vec<serde_json::Value> = dir_objects
         .objects
         .iter()
         .filter(|o| super::rpkg::is_v1alpha2(o))
         .cloned()
         .collect();
-    let package_revisions = if declared.is_empty() && !super::rpkg::has_objects(dir) {
-        Vec::new()
-    } else {
-        let repositories: Vec<serde_json::Value> = dir_objects
-            .objects
-            .iter()
-            .filter(|o| o["kind"] == "Repository")
-            .cloned()
-            .collect();
+    let repositories: Vec<serde_json::Value> = dir_objects
+        .objects
+        .iter()
+        .filter(|o| o["kind"] == "Repository")
+        .cloned()
+        .collect();
+    let (report, package_revisions) = if args.porch_api == PorchApi::V1alpha2 {
+        // The variants declare v1alpha2 objects; the PackageRevision
+        // controller (this process) makes them in Git as they are written.
         let session =
             super::rpkg::Session::open(dir, &repositories, &revisions, core.as_ref(), &renderer)?;
-        super::rpkg::reconcile_declared(&session, &declared)?
+        let mut namespaces: Vec<String> = repositories
+            .iter()
+            .map(|r| {
+                crate::store::memory::ns_or_default(
+                    r["metadata"]["namespace"].as_str().unwrap_or_default(),
+                )
+            })
+            .collect();
+        namespaces.sort();
+        namespaces.dedup();
+        for ns in &namespaces {
+            session.discover(ns)?;
+        }
+        // What the controller did not finish last time (a failed source,
+        // a render not done) is tried again before the variants look.
+        session.retry_unready()?;
+        let v2 = Faulty::new(
+            V2Revisions::new(&session.api, &revisions, Some(&session)),
+            plan.clone(),
+        );
+        let ctx = Ctx {
+            revisions: &v2,
+            ..ctx
+        };
+        let report = run_to_fixed_point(&ctx, args.max_passes, &bar)?;
+        let lines = super::rpkg::reconcile_declared(&session, &declared)?;
+        (report, lines)
+    } else {
+        let report = run_to_fixed_point(&ctx, args.max_passes, &bar)?;
+        let lines = if declared.is_empty() && !super::rpkg::has_objects(dir) {
+            Vec::new()
+        } else {
+            let session = super::rpkg::Session::open(
+                dir,
+                &repositories,
+                &revisions,
+                core.as_ref(),
+                &renderer,
+            )?;
+            super::rpkg::reconcile_declared(&session, &declared)?
+        };
+        (report, lines)
     };
     let seconds = started.elapsed().as_secs_f64();
     let ok = report.converged && report.errors.is_empty() && package_revisions.iter().all(|l| l.ok);

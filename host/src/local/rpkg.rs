@@ -117,6 +117,24 @@ impl<'a> Session<'a> {
         Ok(outcome)
     }
 
+    /// Reconciles every object the controller has something to do for
+    /// ([`needs_reconcile`]: a new generation, a render request, a
+    /// deletion, or not Ready yet), as a controller retries; the objects
+    /// reconciled.
+    pub fn retry_unready(&self) -> Result<Vec<String>, LocalError> {
+        let mut done = Vec::new();
+        for obj in self.api.all() {
+            if !needs_reconcile(&obj) {
+                continue;
+            }
+            let ns = obj["metadata"]["namespace"].as_str().unwrap_or("default");
+            let name = obj["metadata"]["name"].as_str().unwrap_or_default();
+            self.settle(ns, name)?;
+            done.push(format!("{ns}/{name}"));
+        }
+        Ok(done)
+    }
+
     /// Objects for the revisions found in Git that have none (the
     /// Repository controller's discovery, §10.5): spec from Git, no
     /// source, and the revision's status seeded.
@@ -208,17 +226,42 @@ impl<'a> Session<'a> {
     }
 }
 
+impl crate::store::v1alpha2::SourceController for Session<'_> {
+    fn wake(&self, namespace: &str, name: &str) -> crate::store::StoreResult<()> {
+        match self.settle(namespace, name) {
+            Ok(_) => Ok(()),
+            Err(LocalError::Store(e)) => Err(e),
+            Err(e) => Err(crate::store::StoreError::Data {
+                context: format!("reconciling PackageRevision {namespace}/{name}"),
+                message: e.to_string(),
+            }),
+        }
+    }
+}
+
 /// The object the repository controller makes for a revision found in
-/// Git.
+/// Git, with the owner references, labels and annotations recorded with
+/// it in Git (a revision a variant made in v1alpha1 mode stays the
+/// variant's).
 fn discovered(pr: &PackageRevision) -> Value {
+    let meta = pv_core::variant::v1alpha2::variant_metadata(&pr.metadata);
+    let mut labels = meta.labels.clone();
+    labels.insert(REPOSITORY_LABEL.to_string(), pr.spec.repository.clone());
+    let mut metadata = json!({
+        "name": pr.metadata.name,
+        "namespace": pr.metadata.namespace,
+        "labels": labels,
+    });
+    if !meta.annotations.is_empty() {
+        metadata["annotations"] = json!(meta.annotations);
+    }
+    if !meta.owner_references.is_empty() {
+        metadata["ownerReferences"] = json!(meta.owner_references);
+    }
     json!({
         "apiVersion": "porch.kpt.dev/v1alpha2",
         "kind": "PackageRevision",
-        "metadata": {
-            "name": pr.metadata.name,
-            "namespace": pr.metadata.namespace,
-            "labels": {REPOSITORY_LABEL: pr.spec.repository},
-        },
+        "metadata": metadata,
         "spec": {
             "packageName": pr.spec.package_name,
             "repository": pr.spec.repository,

@@ -389,6 +389,32 @@ impl PrApi for LocalApi {
     }
 }
 
+impl crate::store::v1alpha2::PrObjects for LocalApi {
+    fn list(&self, namespace: &str) -> CallResult<Vec<Value>> {
+        Ok(self
+            .all()
+            .into_iter()
+            .filter(|o| key_of(o).0 == namespace)
+            .collect())
+    }
+
+    fn get(&self, namespace: &str, name: &str) -> CallResult<Value> {
+        PrApi::get(self, namespace, name)
+    }
+
+    fn create(&self, object: &Value) -> CallResult<Value> {
+        LocalApi::create(self, object)
+    }
+
+    fn merge_patch(&self, namespace: &str, name: &str, patch: &Value) -> CallResult<()> {
+        PrApi::merge_patch(self, namespace, name, patch)
+    }
+
+    fn delete(&self, namespace: &str, name: &str) -> CallResult<()> {
+        LocalApi::delete(self, namespace, name)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -65,6 +65,11 @@ pub enum ReconcileError {
     /// The core refused (its message).
     #[error("{0}")]
     Refused(String),
+    /// Another controller has not finished what this reconcile needs (a
+    /// v1alpha2 draft's source): nothing was written past it; tried again
+    /// later.
+    #[error("{0}")]
+    Waiting(String),
 }
 
 impl ReconcileError {

@@ -23,7 +23,7 @@ use super::source::draft_content;
 use super::{Ctx, Event, ReconcileError};
 use crate::engine_api::{PlanOutcome, Step, Target};
 use crate::store::memory::copy_metadata;
-use crate::store::{revision_name, NewRevision, PrFilter};
+use crate::store::{revision_name, NewRevision, PrFilter, SourceState};
 
 fn subject(pv: &PackageVariant) -> String {
     format!(
@@ -148,6 +148,26 @@ impl Exec<'_, '_> {
         kind: DraftKind,
         draft: &PackageRevision,
     ) -> Result<PackageRevision, ReconcileError> {
+        let what = match kind {
+            DraftKind::Clone => "clone",
+            DraftKind::Upgrade => "upgrade",
+            DraftKind::Edit => "edit",
+        };
+        if self.ctx.revisions.declares_sources() {
+            // v1alpha2: the draft is declared; the PackageRevision
+            // controller makes its content, and the mutations follow once
+            // it has (the plan's next step, or a later reconcile).
+            let created = self.ctx.revisions.create(NewRevision {
+                revision: draft.clone(),
+                files: Default::default(),
+                upstream_lock: None,
+            })?;
+            self.event(
+                &format!("requested {what} draft"),
+                created.metadata.name.clone(),
+            );
+            return Ok(created);
+        }
         let content = draft_content(self.ctx, draft)?;
         let name = revision_name(
             &draft.spec.repository,
@@ -160,11 +180,6 @@ impl Exec<'_, '_> {
             files: mutated.files,
             upstream_lock: content.upstream_lock,
         })?;
-        let what = match kind {
-            DraftKind::Clone => "created clone draft",
-            DraftKind::Upgrade => "created upgrade draft",
-            DraftKind::Edit => "created edit draft",
-        };
         let mut detail = created.metadata.name.clone();
         if !content.conflicts.is_empty() {
             detail.push_str(&format!(
@@ -172,7 +187,7 @@ impl Exec<'_, '_> {
                 content.conflicts.join(", ")
             ));
         }
-        self.event(what, detail);
+        self.event(&format!("created {what} draft"), detail);
         Ok(created)
     }
 
@@ -213,6 +228,28 @@ impl Exec<'_, '_> {
         Ok(())
     }
 
+    /// Where the revision's content is made by another controller
+    /// (v1alpha2): goes on only once it is there.
+    fn await_source(&self, ns: &str, name: &str) -> Result<(), ReconcileError> {
+        if !self.ctx.revisions.declares_sources() {
+            return Ok(());
+        }
+        match self.ctx.revisions.source_state(ns, name)? {
+            SourceState::Done => Ok(()),
+            SourceState::Pending(said) => Err(ReconcileError::Waiting(format!(
+                "waiting for the PackageRevision controller to make {name}{}",
+                if said.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({said})")
+                }
+            ))),
+            SourceState::Failed(message) => Err(ReconcileError::Refused(format!(
+                "the PackageRevision controller could not make {name}: {message}"
+            ))),
+        }
+    }
+
     /// The mutations step; returns the name of the revision it ended on.
     fn ensure_mutations(
         &mut self,
@@ -221,6 +258,7 @@ impl Exec<'_, '_> {
     ) -> Result<String, ReconcileError> {
         let ns = target.metadata.namespace.clone();
         let name = target.metadata.name.clone();
+        self.await_source(&ns, &name)?;
         let read = self.ctx.revisions.resources(&ns, &name)?;
         let files = read.spec.resources.unwrap_or_default();
         let mutated = self.mutate(&name, &files)?;
@@ -228,6 +266,29 @@ impl Exec<'_, '_> {
             return Ok(name);
         }
         match edit_draft {
+            Some(draft) if self.ctx.revisions.declares_sources() => {
+                // A copy of the published revision is declared; once the
+                // controller has made it, the mutated files are pushed to
+                // it (now, or by a later reconcile that finds the draft).
+                let created = self.create_draft(DraftKind::Edit, draft)?;
+                let created_name = created.metadata.name;
+                self.await_source(&ns, &created_name)?;
+                let copy = self.ctx.revisions.resources(&ns, &created_name)?;
+                self.ctx.revisions.update_resources(
+                    &ns,
+                    &created_name,
+                    &mutated.files,
+                    &copy.metadata.resource_version,
+                )?;
+                self.event(
+                    "mutated draft",
+                    format!(
+                        "{created_name} (changed: {})",
+                        mutated.changed_files.join(", ")
+                    ),
+                );
+                Ok(created_name)
+            }
             Some(draft) => {
                 let created = self.ctx.revisions.create(NewRevision {
                     revision: draft.clone(),
@@ -331,7 +392,7 @@ impl Exec<'_, '_> {
                         ..
                     }) = steps.get(i + 1)
                     {
-                        if *j == i {
+                        if *j == i && !self.ctx.revisions.declares_sources() {
                             targets.push(pr.metadata.name.clone());
                             created.insert(i, pr);
                             i += 2;

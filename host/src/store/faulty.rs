@@ -39,7 +39,8 @@ use pv_core::variantset::{PackageVariantSet, Repository};
 use serde_json::Value;
 
 use super::{
-    Files, NewRevision, ObjectStore, PackageRevisionStore, PrFilter, StoreError, StoreResult,
+    Files, NewRevision, ObjectStore, PackageRevisionStore, PrFilter, SourceState, StoreError,
+    StoreResult,
 };
 
 /// What goes wrong with one write call.
@@ -656,6 +657,13 @@ impl<S: PackageRevisionStore> PackageRevisionStore for Faulty<S> {
         self.plan
             .own_revision((namespace.to_string(), name.to_string()), None);
         Ok(())
+    }
+    fn declares_sources(&self) -> bool {
+        self.inner.declares_sources()
+    }
+    fn source_state(&self, namespace: &str, name: &str) -> StoreResult<SourceState> {
+        self.plan
+            .read("source_state", || self.inner.source_state(namespace, name))
     }
 }
 

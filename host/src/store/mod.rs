@@ -25,6 +25,7 @@ pub mod faulty;
 pub mod git;
 pub mod memory;
 pub mod remote;
+pub mod v1alpha2;
 
 use std::collections::BTreeMap;
 
@@ -32,6 +33,8 @@ use pv_core::api::package_revision::{Lifecycle, Locator, RenderStatus};
 use pv_core::api::{ObjectMeta, PackageRevision, PackageRevisionResources, PackageVariant};
 use pv_core::variantset::{PackageVariantSet, Repository};
 use serde_json::Value;
+
+pub use pv_core::variant::v1alpha2::SourceState;
 
 /// A package's files: path relative to the package root → UTF-8 text.
 pub type Files = BTreeMap<String, String>;
@@ -234,6 +237,19 @@ pub trait PackageRevisionStore {
     fn render_status(&self, _namespace: &str, _name: &str) -> Option<RenderStatus> {
         None
     }
+    /// Whether [`PackageRevisionStore::create`] only declares a draft's
+    /// source and another controller makes its content (v1alpha2, see
+    /// [`v1alpha2`]): the files given to `create` are then not used, and
+    /// the content is there once [`PackageRevisionStore::source_state`]
+    /// says so.
+    fn declares_sources(&self) -> bool {
+        false
+    }
+    /// Where a revision's source stands ([`SourceState::Done`] where
+    /// `create` writes the content itself).
+    fn source_state(&self, _namespace: &str, _name: &str) -> StoreResult<SourceState> {
+        Ok(SourceState::Done)
+    }
 }
 
 /// The other objects: PackageVariants (with Kubernetes' finalizer semantics:
@@ -304,6 +320,12 @@ impl<T: PackageRevisionStore + ?Sized> PackageRevisionStore for &T {
     }
     fn render_status(&self, namespace: &str, name: &str) -> Option<RenderStatus> {
         (**self).render_status(namespace, name)
+    }
+    fn declares_sources(&self) -> bool {
+        (**self).declares_sources()
+    }
+    fn source_state(&self, namespace: &str, name: &str) -> StoreResult<SourceState> {
+        (**self).source_state(namespace, name)
     }
 }
 

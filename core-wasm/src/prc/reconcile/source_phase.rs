@@ -214,12 +214,18 @@ fn resources(io: &mut Io<'_>, ctx: &Ctx<'_>, source: &Source) -> SourceResult<Fi
                 "clone source must specify either upstreamRef or git",
             )));
         };
-        return Ok(update_upstream(
-            &pr.spec.package_name,
-            &files,
-            &upstream,
-            &lock,
-        ));
+        // The clone's package context names the clone, as kpt's `pkg get`
+        // and porch-server's clone task make it (upstream's controller
+        // keeps the upstream's name).
+        return Ok(
+            update_upstream(&pr.spec.package_name, &files, &upstream, &lock).and_then(
+                |mut files| {
+                    crate::merge::kptfile::name_package_context(&mut files, &pr.spec.package_name)
+                        .map_err(|e| SourceError::invalid(e.to_string()))?;
+                    Ok(files)
+                },
+            ),
+        );
     }
     if let Some(up) = &source.upgrade {
         return upgrade(io, pr, up);
