@@ -28,6 +28,7 @@ fn args() -> ControllerArgs {
         identity: "test".into(),
         native_core: true,
         cache_sync_timeout: 20,
+        porch_api: Default::default(),
         packagerevisions: porch_variants::kube::prc::PrcArgs {
             max_concurrent_renders: 20,
             render_requeue_delay: Duration::from_secs(2),
@@ -263,5 +264,70 @@ async fn the_lease_is_released_after_the_last_write() {
     assert!(
         status_at.is_some() && release_at > status_at,
         "the Lease is released after the status write: {lines:#?}"
+    );
+}
+
+/// With `--porch-api v1alpha2` the controller needs no porch-server: the
+/// aggregated v1alpha1 API is neither checked nor listed (here it answers
+/// 403), the variant reads the v1alpha2 objects and declares its draft as
+/// one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_v1alpha2_the_variants_run_without_porch_server() {
+    let server = one_variant(&[], Duration::ZERO);
+    let root = tempfile::tempdir().expect("temporary directory");
+    {
+        let mut s = server.lock().unwrap();
+        for line in [
+            "GET /apis/porch.kpt.dev/v1alpha1/packagerevisions",
+            "GET /apis/porch.kpt.dev/v1alpha1/packagerevisionresources",
+        ] {
+            s.fail.insert(line.to_string());
+        }
+        let mut repos = Vec::new();
+        for r in ["blueprints", "edge-1"] {
+            porch_variants::store::git::init_bare(&root.path().join(r), "main").expect("init");
+            repos.push(json!({
+                "apiVersion": "config.porch.kpt.dev/v1alpha1", "kind": "Repository",
+                "metadata": {"name": r, "namespace": "default", "uid": format!("uid-{r}"), "resourceVersion": "1"},
+                "spec": {"type": "git", "git": {"repo": r, "branch": "main"}}
+            }));
+        }
+        s.lists.insert("repositories".into(), repos);
+        // The one list both versions share here holds the v1alpha2 object.
+        s.lists.insert(
+            "packagerevisions".into(),
+            vec![json!({
+                "apiVersion": "porch.kpt.dev/v1alpha2", "kind": "PackageRevision",
+                "metadata": {"name": "blueprints.web.v1", "namespace": "default", "resourceVersion": "2"},
+                "spec": {"packageName": "web", "repository": "blueprints", "workspaceName": "v1",
+                         "lifecycle": "Published"},
+                "status": {"revision": 1, "selfLock": {"type": "git", "git": {"repo": "blueprints", "directory": "web", "ref": "web/v1", "commit": "c"}}}
+            })],
+        );
+    }
+    let mut args = args();
+    args.porch_api = porch_variants::store::v1alpha2::PorchApi::V1alpha2;
+    args.packagerevisions.git_root = root.path().to_path_buf();
+    let v2 = "/apis/porch.kpt.dev/v1alpha2/namespaces/default/packagerevisions";
+    let calls = run_until(&server, args, &format!("PATCH {PV_PATH}/pv1/status")).await;
+    assert!(
+        !calls
+            .iter()
+            .any(|c| c.uri.contains("/v1alpha1/packagerevision")),
+        "{:?}",
+        calls.iter().map(Call::line).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        writes(&calls),
+        vec![
+            format!("PUT {PV_PATH}/pv1"),
+            format!("POST {v2}"),
+            format!("PATCH {PV_PATH}/pv1/status"),
+        ]
+    );
+    let post = calls.iter().find(|c| c.method == "POST").expect("declared");
+    assert_eq!(
+        post.body["spec"]["source"]["cloneFrom"]["upstreamRef"]["name"],
+        "blueprints.web.v1"
     );
 }

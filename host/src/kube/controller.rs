@@ -105,6 +105,10 @@ pub struct Context {
     /// Objects written that the caches may not show yet, read over them
     /// by every reconcile.
     pub recent: Expectations,
+    /// With `--porch-api v1alpha2`: the PackageRevision controller's
+    /// context, whose v1alpha2 cache and Repositories' Git the variants
+    /// read and write (`None`: the aggregated v1alpha1 API).
+    pub v1alpha2: Option<Arc<super::prc::PrcContext>>,
     failures: Mutex<HashMap<(String, String), u32>>,
 }
 
@@ -124,6 +128,7 @@ impl Context {
             metrics,
             leader,
             recent: Expectations::default(),
+            v1alpha2: None,
             failures: Mutex::default(),
         }
     }
@@ -195,16 +200,55 @@ where
     let handle = Handle::current();
     let (client, caches, core) = (ctx.client.clone(), ctx.caches.clone(), ctx.core.clone());
     let (recent, leader) = (ctx.recent.clone(), ctx.leader.clone());
+    let v1alpha2 = ctx.v1alpha2.clone();
+    let namespace = object.split('/').next().unwrap_or_default().to_string();
     let (result, events) = tokio::task::spawn_blocking(move || {
-        let store = KubeStore::sharing(client, caches, handle, recent).leading(leader);
+        let v2_recent = recent.v1alpha2.clone();
+        let store = KubeStore::sharing(client, caches, handle.clone(), recent).leading(leader);
+        let mut events = Vec::new();
+        let Some(prc) = v1alpha2 else {
+            let rctx = Ctx {
+                revisions: &store,
+                objects: &store,
+                core: core.as_ref(),
+                now: now(),
+                renderer: None,
+            };
+            let result = f(&rctx, &mut events);
+            return (result, events);
+        };
+        // v1alpha2: revisions are the v1alpha2 objects, content the
+        // Repositories' Git; the PackageRevision controller renders.
+        let git =
+            match super::prc::repo_configs(&prc, &handle, &namespace).and_then(|(local, remote)| {
+                let options = crate::store::remote::RemoteOptions {
+                    reuse_fetch_for: prc.git_fetch_interval,
+                    ..Default::default()
+                };
+                crate::store::remote::RemoteRevisions::open_with(local, remote, options)
+                    .map_err(|e| e.to_string())
+            }) {
+                Ok(git) => git,
+                Err(message) => {
+                    let e = ReconcileError::Store(StoreError::Data {
+                        context: format!("the Git repositories of namespace {namespace}"),
+                        message,
+                    });
+                    return (Err(e), events);
+                }
+            };
+        let objects = super::v1alpha2::KubeV2Objects::new(&prc, &v2_recent, handle);
+        let revisions = crate::store::v1alpha2::V2Revisions::new(&objects, &git, None);
         let rctx = Ctx {
-            revisions: &store,
+            revisions: &revisions,
             objects: &store,
             core: core.as_ref(),
             now: now(),
-            renderer: None,
+            // What the controller's render will make of the mutated files
+            // decides whether they changed (and a failing pipeline is
+            // reported before anything is written).
+            renderer: prc.renderer.as_deref(),
         };
-        let mut events = Vec::new();
         let result = f(&rctx, &mut events);
         (result, events)
     })
@@ -319,27 +363,56 @@ pub fn package_variants_of_revision(
     caches: &Caches,
     pr: &PackageRevision,
 ) -> Vec<ObjectRef<PackageVariant>> {
-    let ns = pr.namespace().unwrap_or_default();
-    let mut out: Vec<ObjectRef<PackageVariant>> = pr
-        .owner_references()
+    package_variants_of_package(
+        caches,
+        &pr.namespace().unwrap_or_default(),
+        pr.owner_references(),
+        &pr.spec.repository,
+        &pr.spec.package_name,
+    )
+}
+
+/// [`package_variants_of_revision`] for a v1alpha2 PackageRevision.
+pub fn package_variants_of_v1alpha2(
+    caches: &Caches,
+    obj: &kube::api::DynamicObject,
+) -> Vec<ObjectRef<PackageVariant>> {
+    let spec = &obj.data["spec"];
+    package_variants_of_package(
+        caches,
+        &obj.namespace().unwrap_or_default(),
+        obj.owner_references(),
+        spec["repository"].as_str().unwrap_or_default(),
+        spec["packageName"].as_str().unwrap_or_default(),
+    )
+}
+
+fn package_variants_of_package(
+    caches: &Caches,
+    ns: &str,
+    owners: &[k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference],
+    repository: &str,
+    package: &str,
+) -> Vec<ObjectRef<PackageVariant>> {
+    let mut out: Vec<ObjectRef<PackageVariant>> = owners
         .iter()
         .filter(|o| o.kind == "PackageVariant")
-        .map(|o| ObjectRef::new(&o.name).within(&ns))
+        .map(|o| ObjectRef::new(&o.name).within(ns))
         .collect();
     for pv in caches.package_variants.state() {
-        if pv.namespace().as_deref() != Some(ns.as_str()) {
+        if pv.namespace().as_deref() != Some(ns) {
             continue;
         }
         let up = pv
             .spec
             .upstream
             .as_ref()
-            .is_some_and(|u| u.repo == pr.spec.repository && u.package == pr.spec.package_name);
+            .is_some_and(|u| u.repo == repository && u.package == package);
         let down = pv
             .spec
             .downstream
             .as_ref()
-            .is_some_and(|d| d.repo == pr.spec.repository && d.package == pr.spec.package_name);
+            .is_some_and(|d| d.repo == repository && d.package == package);
         if up || down {
             let r = ObjectRef::from_obj(pv.as_ref());
             if !out.contains(&r) {
@@ -386,17 +459,44 @@ pub fn package_variant_sets_of_revision(
     caches: &Caches,
     pr: &PackageRevision,
 ) -> Vec<ObjectRef<PackageVariantSet>> {
-    let ns = pr.namespace().unwrap_or_default();
+    package_variant_sets_of_package(
+        caches,
+        &pr.namespace().unwrap_or_default(),
+        &pr.spec.repository,
+        &pr.spec.package_name,
+    )
+}
+
+/// [`package_variant_sets_of_revision`] for a v1alpha2 PackageRevision.
+pub fn package_variant_sets_of_v1alpha2(
+    caches: &Caches,
+    obj: &kube::api::DynamicObject,
+) -> Vec<ObjectRef<PackageVariantSet>> {
+    let spec = &obj.data["spec"];
+    package_variant_sets_of_package(
+        caches,
+        &obj.namespace().unwrap_or_default(),
+        spec["repository"].as_str().unwrap_or_default(),
+        spec["packageName"].as_str().unwrap_or_default(),
+    )
+}
+
+fn package_variant_sets_of_package(
+    caches: &Caches,
+    ns: &str,
+    repository: &str,
+    package: &str,
+) -> Vec<ObjectRef<PackageVariantSet>> {
     caches
         .package_variant_sets
         .state()
         .iter()
-        .filter(|s| s.namespace().as_deref() == Some(ns.as_str()))
+        .filter(|s| s.namespace().as_deref() == Some(ns))
         .filter(|s| {
             s.spec
                 .upstream
                 .as_ref()
-                .is_some_and(|u| u.repo == pr.spec.repository && u.package == pr.spec.package_name)
+                .is_some_and(|u| u.repo == repository && u.package == package)
         })
         .map(|s| ObjectRef::from_obj(s.as_ref()))
         .collect()

@@ -25,6 +25,7 @@ pub mod recent;
 pub mod repo;
 pub mod run;
 pub mod store;
+pub mod v1alpha2;
 
 /// The controller's name: its server-side-apply field manager, its Lease
 /// name and its metrics prefix.

@@ -108,6 +108,9 @@ pub struct Expectations {
     pub revisions: RecentWrites<PackageRevision>,
     /// PackageVariants (a set's children, finalizers).
     pub variants: RecentWrites<PackageVariant>,
+    /// v1alpha2 PackageRevisions the variants declared or changed
+    /// (`--porch-api v1alpha2`).
+    pub v1alpha2: RecentWrites<kube::api::DynamicObject>,
 }
 
 impl<K: kube::Resource + Clone> RecentWrites<K> {

@@ -72,6 +72,12 @@ pub struct ControllerArgs {
         value_parser = clap::value_parser!(u64).range(1..)
     )]
     pub cache_sync_timeout: u64,
+    /// Which API the variant controllers drive: `v1alpha1`, Porch's
+    /// aggregated API (porch-server writes the drafts), or `v1alpha2`,
+    /// PackageRevision objects with a source that the PackageRevision
+    /// controller makes in Git (no porch-server needed).
+    #[arg(long, value_enum, default_value_t = crate::store::v1alpha2::PorchApi::V1alpha1)]
+    pub porch_api: crate::store::v1alpha2::PorchApi,
     /// The v1alpha2 PackageRevision controller (reconciler
     /// `packagerevisions`).
     #[command(flatten)]
@@ -288,6 +294,10 @@ pub async fn run_with(
     let run_pv = all || args.reconcilers.iter().any(|r| r == PACKAGE_VARIANTS);
     let run_pvs = all || args.reconcilers.iter().any(|r| r == PACKAGE_VARIANT_SETS);
     let run_repo = all || args.reconcilers.iter().any(|r| r == REPOSITORIES);
+    let v2 = args.porch_api == crate::store::v1alpha2::PorchApi::V1alpha2;
+    // The v1alpha2 objects are watched for the PackageRevision controller,
+    // and for the variants when they drive that API.
+    let watch_v2 = run_prc || (v2 && (run_pv || run_pvs));
     let kinds = args
         .watch_kinds
         .iter()
@@ -300,11 +310,13 @@ pub async fn run_with(
     let repo_api = Api::<Repository>::all(client.clone());
     check_served(&pv_api, "packagevariants.config.porch.kpt.dev").await?;
     check_served(&pvs_api, "packagevariantsets.config.porch.kpt.dev").await?;
-    check_served(&pr_api, "packagerevisions.porch.kpt.dev").await?;
+    if !v2 {
+        check_served(&pr_api, "packagerevisions.porch.kpt.dev").await?;
+    }
     check_served(&repo_api, "repositories.config.porch.kpt.dev").await?;
     let prc_resource = super::prc::api_resource();
     let prc_api = Api::<DynamicObject>::all_with(client.clone(), &prc_resource);
-    if run_prc {
+    if watch_v2 {
         check_served(&prc_api, "packagerevisions.porch.kpt.dev/v1alpha2").await?;
     }
     // The watched kinds too: a kind that is not served or not allowed would
@@ -382,7 +394,7 @@ pub async fn run_with(
             let _ = pvs_tx.send(pvs.clone());
         }
     });
-    {
+    if !v2 {
         let (caches, pv_ref_tx, pvs_ref_tx) =
             (caches.clone(), pv_ref_tx.clone(), pvs_ref_tx.clone());
         let recent = expectations.revisions.clone();
@@ -460,11 +472,30 @@ pub async fn run_with(
     let prc_writer = reflector::store::Writer::<DynamicObject>::new(prc_resource.clone());
     let prc_store = prc_writer.as_reader();
     let (prc_tx, prc_rx) = mpsc::unbounded_channel::<DynamicObject>();
-    if run_prc {
+    if watch_v2 {
         let mut seen: std::collections::HashMap<(String, String), (Option<i64>, String, bool)> =
             Default::default();
+        let (caches, pv_ref_tx, pvs_ref_tx) =
+            (caches.clone(), pv_ref_tx.clone(), pvs_ref_tx.clone());
+        let recent = expectations.v1alpha2.clone();
         spawn_reflector(prc_api, prc_writer, move |event| {
+            if v2 {
+                observe(&recent, event);
+            }
             let Some(obj) = touched(event) else { return };
+            if v2 {
+                // Any change, status included: a variant waits for its
+                // draft's source to be done.
+                for r in ctl::package_variants_of_v1alpha2(&caches, obj) {
+                    let _ = pv_ref_tx.send(r);
+                }
+                for r in ctl::package_variant_sets_of_v1alpha2(&caches, obj) {
+                    let _ = pvs_ref_tx.send(r);
+                }
+            }
+            if !run_prc {
+                return;
+            }
             let key = (obj.namespace().unwrap_or_default(), obj.name_any());
             if matches!(event, watcher::Event::Delete(_)) {
                 seen.remove(&key);
@@ -497,13 +528,15 @@ pub async fn run_with(
             let w = waiting_for.as_ref();
             first_sync(w, "PackageVariant".into(), &caches.package_variants).await?;
             first_sync(w, "PackageVariantSet".into(), &caches.package_variant_sets).await?;
-            first_sync(w, "PackageRevision".into(), &caches.revisions).await?;
-            // The index is filled from the same events, just after the store.
-            while !caches.revision_index.is_synced() {
-                tokio::time::sleep(Duration::from_millis(5)).await;
+            if !v2 {
+                first_sync(w, "PackageRevision".into(), &caches.revisions).await?;
+                // The index is filled from the same events, just after the store.
+                while !caches.revision_index.is_synced() {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
             }
             first_sync(w, "Repository".into(), &caches.repositories).await?;
-            if run_prc {
+            if watch_v2 {
                 first_sync(w, "PackageRevision (v1alpha2)".into(), &prc_wait).await?;
             }
             for ((api_version, kind), store) in caches.objects.stores() {
@@ -621,6 +654,7 @@ pub async fn run_with(
     ));
     let mut context = Context::new(client.clone(), caches.clone(), core, metrics, leader_rx);
     context.recent = expectations;
+    context.v1alpha2 = v2.then(|| prc_ctx.clone());
     let ctx = Arc::new(context);
     let pv_controller = (started && run_pv).then(|| {
         Controller::for_stream(channel_stream(pv_rx).map(Ok), pv_store)
@@ -673,6 +707,7 @@ pub async fn run_with(
             repositories = run_repo,
             packagevariants = run_pv,
             packagevariantsets = run_pvs,
+            porch_api = ?args.porch_api,
             core = ctx.core.name(),
             "controller started"
         );

@@ -1,0 +1,169 @@
+//! The variant controllers on v1alpha2 PackageRevisions in Kubernetes mode
+//! (`controller --porch-api v1alpha2`): [`KubeV2Objects`] serves the
+//! objects to [`crate::store::v1alpha2::V2Revisions`] from the v1alpha2
+//! watch cache, with this process's own writes read over it until the
+//! watch brings them (so a draft just declared is not declared again),
+//! and writes to the API server only while this replica leads. The content
+//! is the Repositories' Git, opened as the PackageRevision controller
+//! opens it ([`super::prc::repo_configs`]).
+
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+use kube::runtime::reflector::ObjectRef;
+use kube::ResourceExt;
+use serde_json::Value;
+use tokio::runtime::Handle;
+
+use super::prc::{api_err, api_resource, PrcContext};
+use super::recent::RecentWrites;
+use crate::prc::{CallError, CallResult};
+use crate::store::v1alpha2::PrObjects;
+
+/// The v1alpha2 objects for one reconcile, on a blocking thread.
+pub struct KubeV2Objects<'a> {
+    ctx: &'a PrcContext,
+    recent: &'a RecentWrites<DynamicObject>,
+    handle: Handle,
+}
+
+fn to_value(obj: &DynamicObject) -> CallResult<Value> {
+    serde_json::to_value(obj).map_err(|e| CallError::Failed(e.to_string()))
+}
+
+impl<'a> KubeV2Objects<'a> {
+    /// Objects from `ctx`'s cache and `recent`; requests through `handle`.
+    pub fn new(
+        ctx: &'a PrcContext,
+        recent: &'a RecentWrites<DynamicObject>,
+        handle: Handle,
+    ) -> Self {
+        KubeV2Objects {
+            ctx,
+            recent,
+            handle,
+        }
+    }
+
+    fn api(&self, ns: &str) -> Api<DynamicObject> {
+        Api::namespaced_with(self.ctx.client.clone(), ns, &api_resource())
+    }
+
+    fn cached(&self, ns: &str, name: &str) -> Option<std::sync::Arc<DynamicObject>> {
+        self.ctx
+            .revisions
+            .get(&ObjectRef::new_with(name, api_resource()).within(ns))
+    }
+
+    fn leading(&self, what: &str) -> CallResult<()> {
+        if *self.ctx.leader.borrow() {
+            Ok(())
+        } else {
+            Err(CallError::Failed(format!(
+                "{what}: not written, this replica no longer holds the leader Lease"
+            )))
+        }
+    }
+
+    fn written(&self, ns: &str, name: &str, object: Option<&DynamicObject>) {
+        let cached = self.cached(ns, name);
+        self.recent.record_over(ns, name, object, cached.as_deref());
+    }
+}
+
+impl PrObjects for KubeV2Objects<'_> {
+    fn list(&self, namespace: &str) -> CallResult<Vec<Value>> {
+        let mut names: Vec<String> = self
+            .ctx
+            .revisions
+            .state()
+            .iter()
+            .filter(|o| o.namespace().as_deref() == Some(namespace))
+            .map(|o| o.name_any())
+            .collect();
+        names.extend(self.recent.names(namespace));
+        names.sort();
+        names.dedup();
+        let mut out = Vec::with_capacity(names.len());
+        for name in names {
+            let cached = self.cached(namespace, &name);
+            if let Some(obj) = self.recent.read_over(namespace, &name, cached) {
+                out.push(to_value(&obj)?);
+            }
+        }
+        Ok(out)
+    }
+
+    fn get(&self, namespace: &str, name: &str) -> CallResult<Value> {
+        let cached = self.cached(namespace, name);
+        match self.recent.read_over(namespace, name, cached) {
+            Some(obj) => to_value(&obj),
+            None => Err(CallError::NotFound(format!(
+                "PackageRevision {namespace}/{name} not found"
+            ))),
+        }
+    }
+
+    fn create(&self, object: &Value) -> CallResult<Value> {
+        let ns = object["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let name = object["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let what = format!("create PackageRevision {ns}/{name}");
+        self.leading(&what)?;
+        let obj: DynamicObject =
+            serde_json::from_value(object.clone()).map_err(|e| CallError::Failed(e.to_string()))?;
+        let created = self
+            .handle
+            .block_on(self.api(&ns).create(&PostParams::default(), &obj))
+            .map_err(|e| api_err(&what, e))?;
+        self.written(&ns, &name, Some(&created));
+        to_value(&created)
+    }
+
+    fn merge_patch(&self, namespace: &str, name: &str, patch: &Value) -> CallResult<()> {
+        let what = format!("patch PackageRevision {namespace}/{name}");
+        self.leading(&what)?;
+        let patched = self
+            .handle
+            .block_on(self.api(namespace).patch(
+                name,
+                &PatchParams::default(),
+                &Patch::Merge(patch),
+            ))
+            .map_err(|e| api_err(&what, e))?;
+        // The answer may carry only what the server echoes: read the
+        // object as written over the cache's copy.
+        let mut object = self
+            .get(namespace, name)
+            .ok()
+            .and_then(|v| serde_json::from_value::<DynamicObject>(v).ok())
+            .unwrap_or_else(|| patched.clone());
+        let mut merged = serde_json::to_value(&object).unwrap_or(Value::Null);
+        crate::prc::local_api::merge_patch(&mut merged, patch);
+        if let Ok(o) = serde_json::from_value::<DynamicObject>(merged) {
+            object = o;
+        }
+        object.metadata.resource_version = patched.metadata.resource_version.clone();
+        self.written(namespace, name, Some(&object));
+        Ok(())
+    }
+
+    fn delete(&self, namespace: &str, name: &str) -> CallResult<()> {
+        let what = format!("delete PackageRevision {namespace}/{name}");
+        self.leading(&what)?;
+        let answer = self
+            .handle
+            .block_on(self.api(namespace).delete(name, &DeleteParams::default()))
+            .map_err(|e| api_err(&what, e))?;
+        // Marked (finalizers left) or gone: a variant no longer sees it
+        // either way.
+        let marked = answer
+            .left()
+            .filter(|o| o.metadata.deletion_timestamp.is_some());
+        self.written(namespace, name, marked.as_ref());
+        Ok(())
+    }
+}

@@ -1,0 +1,317 @@
+//! The PackageVariant controller with `--porch-api v1alpha2` against the
+//! recording API server: a variant declares its draft as a v1alpha2
+//! PackageRevision, waits (requeued, writing nothing, declaring nothing
+//! again) while the PackageRevision controller runs its source, then
+//! pushes its mutations to Git and asks for a render; a no-op reconcile
+//! makes no LIST and no write. The PackageRevision controller that makes
+//! the draft is the real one, on real Git.
+
+mod kube_support;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use kube::api::DynamicObject;
+use kube::runtime::reflector::store::Writer;
+use kube::runtime::watcher;
+use kube_support::*;
+use porch_variants::engine_api::NativeCore;
+use porch_variants::kube::api::{KubeResource, Repository};
+use porch_variants::kube::controller::{self, Context};
+use porch_variants::kube::metrics::Metrics;
+use porch_variants::kube::prc::{api_resource, PrcContext};
+use porch_variants::local::cli::publish_files;
+use porch_variants::prc::RenderSlots;
+use porch_variants::store::git::{init_bare, GitRepoConfig, GitRevisions};
+use porch_variants::store::{PackageRevisionStore, PrFilter};
+use pv_core::api::PackageVariant;
+use serde_json::{json, Value};
+use tokio::sync::watch;
+
+const NS: &str = "default";
+const V2_PATH: &str = "/apis/porch.kpt.dev/v1alpha2/namespaces/default/packagerevisions";
+const PV_PATH: &str = "/apis/config.porch.kpt.dev/v1alpha1/namespaces/default/packagevariants";
+const DRAFT: &str = "edge-1.web.packagevariant-1";
+
+const KPTFILE: &str = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: web\ninfo:\n  description: web\npipeline:\n  mutators:\n  - image: set-labels:v1\n    configMap:\n      app: web\n";
+const CONTEXT: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kptfile.kpt.dev\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\ndata:\n  name: web\n";
+const DEPLOY: &str =
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 2\n";
+
+fn repository(name: &str) -> Repository {
+    let core: pv_core::variantset::Repository = serde_json::from_value(json!({
+        "apiVersion": "config.porch.kpt.dev/v1alpha1", "kind": "Repository",
+        "metadata": {"name": name, "namespace": NS, "uid": format!("uid-{name}")},
+        "spec": {"type": "git", "git": {"repo": name, "branch": "main"}},
+    }))
+    .unwrap();
+    Repository::from_core(&core).unwrap()
+}
+
+fn variant() -> PackageVariant {
+    serde_json::from_value(json!({
+        "apiVersion": "config.porch.kpt.dev/v1alpha1", "kind": "PackageVariant",
+        "metadata": {"name": "pv1", "namespace": NS, "uid": "uid-pv1", "resourceVersion": "3"},
+        "spec": {
+            "upstream": {"repo": "blueprints", "package": "web"},
+            "downstream": {"repo": "edge-1", "package": "web"},
+            "packageContext": {"data": {"region": "east"}}
+        }
+    }))
+    .unwrap()
+}
+
+struct Cluster {
+    server: Shared,
+    ctx: Arc<Context>,
+    prc: Arc<PrcContext>,
+    writers: CacheWriters,
+    v2: Writer<DynamicObject>,
+    root: tempfile::TempDir,
+}
+
+impl Cluster {
+    fn new() -> Cluster {
+        let server: Shared = Arc::new(Mutex::new(ServerState::default()));
+        let client = fake_client(server.clone());
+        let root = tempfile::tempdir().unwrap();
+        for r in ["blueprints", "edge-1"] {
+            init_bare(&root.path().join(r), "main").unwrap();
+        }
+        let (caches, mut writers) = caches();
+        for r in ["blueprints", "edge-1"] {
+            writers
+                .repositories
+                .apply_watcher_event(&watcher::Event::Apply(repository(r)));
+        }
+        let mut v2 = Writer::<DynamicObject>::new(api_resource());
+        let (tx, leader) = watch::channel(true);
+        std::mem::forget(tx);
+        let prc = Arc::new(PrcContext {
+            client: client.clone(),
+            revisions: v2.as_reader(),
+            repositories: caches.repositories.clone(),
+            core: Arc::new(NativeCore),
+            renderer: Some(Arc::new(porch_variants::local::cli::draft_renderer(
+                root.path(),
+            ))),
+            slots: Arc::new(RenderSlots::new(0)),
+            config: pv_core::prc::reconcile::Config::default(),
+            git_root: root.path().to_path_buf(),
+            git_fetch_interval: std::time::Duration::ZERO,
+            leader: leader.clone(),
+        });
+        let mut context = Context::new(
+            client,
+            caches,
+            Arc::new(NativeCore),
+            Arc::new(Metrics::default()),
+            leader,
+        );
+        context.v1alpha2 = Some(prc.clone());
+        // The blueprint, published in Git and discovered as an object.
+        let git = git(root.path());
+        let files = BTreeMap::from([
+            ("Kptfile".to_string(), KPTFILE.to_string()),
+            ("package-context.yaml".to_string(), CONTEXT.to_string()),
+            ("deployment.yaml".to_string(), DEPLOY.to_string()),
+        ]);
+        let up = publish_files(&git, NS, "blueprints", "web", "v1", files, "init").unwrap();
+        assert!(up.starts_with("blueprints.web.v1"), "{up}");
+        let up = git
+            .list(NS, &PrFilter::package("blueprints", "web"))
+            .unwrap()
+            .remove(0);
+        put(
+            &mut v2,
+            json!({
+                "apiVersion": "porch.kpt.dev/v1alpha2", "kind": "PackageRevision",
+                "metadata": {"name": "blueprints.web.v1", "namespace": NS, "resourceVersion": "1",
+                             "labels": {"porch.kpt.dev/latest-revision": "true"}},
+                "spec": {"packageName": "web", "repository": "blueprints", "workspaceName": "v1",
+                         "lifecycle": "Published"},
+                "status": {"revision": 1, "selfLock": up.status.self_lock},
+            }),
+        );
+        Cluster {
+            server,
+            ctx: Arc::new(context),
+            prc,
+            writers,
+            v2,
+            root,
+        }
+    }
+
+    async fn reconcile(&mut self, pv: &PackageVariant) -> Result<(), controller::Error> {
+        let obj = put_variant(&mut self.writers, pv);
+        controller::reconcile_package_variant(obj, self.ctx.clone())
+            .await
+            .map(|_| ())
+    }
+
+    fn take(&self) -> Vec<Call> {
+        let c = calls(&self.server);
+        clear(&self.server);
+        c
+    }
+
+    fn files(&self, name: &str) -> BTreeMap<String, String> {
+        git(self.root.path())
+            .resources(NS, name)
+            .unwrap()
+            .spec
+            .resources
+            .unwrap()
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            return;
+        }
+        let denied = ungranted(&history(&self.server));
+        assert!(
+            denied.is_empty(),
+            "deploy/rbac.yaml does not allow: {denied:#?}"
+        );
+    }
+}
+
+fn git(root: &std::path::Path) -> GitRevisions {
+    GitRevisions::open(
+        ["blueprints", "edge-1"]
+            .iter()
+            .map(|r| GitRepoConfig {
+                name: r.to_string(),
+                namespace: NS.into(),
+                path: root.join(r),
+                branch: "main".into(),
+                directory: String::new(),
+            })
+            .collect(),
+    )
+    .unwrap()
+}
+
+fn put(w: &mut Writer<DynamicObject>, obj: Value) -> Arc<DynamicObject> {
+    let o: DynamicObject = serde_json::from_value(obj).unwrap();
+    w.apply_watcher_event(&watcher::Event::Apply(o.clone()));
+    Arc::new(o)
+}
+
+fn line_list(calls: &[Call]) -> Vec<String> {
+    calls.iter().map(Call::line).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_variant_declares_its_draft_waits_for_the_source_then_pushes_and_asks_for_a_render() {
+    let mut c = Cluster::new();
+    let pv = variant();
+
+    // 1. The finalizer, the declared draft, the status saying it waits.
+    let err = c.reconcile(&pv).await.expect_err("waits for the source");
+    assert!(err.to_string().contains("waiting"), "{err}");
+    assert_eq!(err.metric_label(), "waiting");
+    let calls = c.take();
+    assert_eq!(
+        line_list(&calls),
+        vec![
+            format!("PUT {PV_PATH}/pv1"),
+            format!("POST {V2_PATH}"),
+            format!("PATCH {PV_PATH}/pv1/status"),
+        ]
+    );
+    let post = &calls[1].body;
+    assert_eq!(post["apiVersion"], "porch.kpt.dev/v1alpha2");
+    assert_eq!(post["metadata"]["name"], DRAFT);
+    assert_eq!(
+        post["spec"]["source"],
+        json!({"cloneFrom": {"upstreamRef": {"name": "blueprints.web.v1"}}})
+    );
+    assert_eq!(post["spec"]["lifecycle"], "Draft");
+    assert_eq!(post["metadata"]["ownerReferences"][0]["uid"], "uid-pv1");
+    let ready = &calls[2].body["status"]["conditions"];
+    assert!(
+        ready
+            .to_string()
+            .contains("waiting for the PackageRevision controller"),
+        "{ready}"
+    );
+    assert!(git(c.root.path())
+        .list(NS, &PrFilter::package("edge-1", "web"))
+        .unwrap()
+        .is_empty());
+
+    // 2. Again before the watch shows the draft, and while its source
+    //    runs: nothing declared again, nothing written.
+    // The variant as the watch brings it after those writes.
+    let mut stored = pv.clone();
+    stored.metadata.resource_version = "20".into();
+    stored.metadata.finalizers = vec!["config.porch.kpt.dev/packagevariants".into()];
+    stored.status = serde_json::from_value(calls[2].body["status"].clone()).unwrap();
+    c.reconcile(&stored).await.expect_err("still waiting");
+    assert_eq!(line_list(&c.take()), Vec::<String>::new());
+    let mut declared = post.clone();
+    declared["metadata"]["resourceVersion"] = json!("10");
+    let obj = put(&mut c.v2, declared.clone());
+    c.reconcile(&stored).await.expect_err("still waiting");
+    assert_eq!(line_list(&c.take()), Vec::<String>::new());
+
+    // 3. The PackageRevision controller makes the draft in Git (its status
+    //    writes go to the server; the watch then brings them).
+    porch_variants::kube::prc::reconcile(obj, c.prc.clone())
+        .await
+        .expect("source");
+    let prc_calls = c.take();
+    assert!(
+        prc_calls
+            .iter()
+            .any(|c| c.body["status"]["creationSource"] == "clone"),
+        "{:?}",
+        line_list(&prc_calls)
+    );
+    let mut made = declared.clone();
+    made["metadata"]["resourceVersion"] = json!("11");
+    made["metadata"]["generation"] = json!(1);
+    made["status"] = json!({"observedGeneration": 1, "creationSource": "clone",
+        "conditions": [{"type": "Ready", "status": "True", "reason": "Ready", "message": "",
+                        "lastTransitionTime": "2026-01-01T00:00:00Z"}]});
+    put(&mut c.v2, made.clone());
+    assert!(!c.files(DRAFT)["package-context.yaml"].contains("region"));
+
+    // 4. The mutations are pushed to Git and a render is asked for.
+    c.reconcile(&stored).await.expect("mutates");
+    let calls = c.take();
+    assert_eq!(
+        line_list(&calls),
+        vec![
+            format!("PATCH {V2_PATH}/{DRAFT}"),
+            format!("PATCH {PV_PATH}/pv1/status"),
+        ]
+    );
+    let requested = calls[0].body["metadata"]["annotations"]["porch.kpt.dev/render-request"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(!requested.is_empty(), "{}", calls[0].body);
+    let files = c.files(DRAFT);
+    assert!(files["package-context.yaml"].contains("region: east"));
+    assert!(files["deployment.yaml"].contains("app: web"), "rendered");
+    let status = &calls[1].body["status"];
+    assert!(
+        status["conditions"].to_string().contains("\"True\""),
+        "{status}"
+    );
+    assert_eq!(status["downstreamTargets"][0]["name"], DRAFT);
+
+    // 5. Once the watch shows the request: nothing to do, no LIST, no write.
+    made["metadata"]["annotations"] = json!({"porch.kpt.dev/render-request": requested});
+    made["metadata"]["resourceVersion"] = json!("12");
+    put(&mut c.v2, made);
+    stored.status = serde_json::from_value(status.clone()).unwrap();
+    c.reconcile(&stored).await.expect("no-op");
+    let calls = c.take();
+    assert_eq!(line_list(&calls), Vec::<String>::new());
+}
