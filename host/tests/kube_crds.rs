@@ -52,13 +52,26 @@ fn committed_crds_equal_generated() {
     }
 }
 
+/// Fields upstream gained after the snapshot in `deploy/upstream-crds`:
+/// kpt's `configRef` and `when` on pipeline functions, in PackageVariants
+/// and in PackageVariantSet templates (kptdev/porch
+/// `config.porch.kpt.dev_packagevariants.yaml` @362d8475).
+fn newer_upstream(drift: &str) -> bool {
+    drift.contains(".pipeline.mutators[].") || drift.contains(".pipeline.validators[].")
+}
+
+const NEWER_FIELDS: [&str; 2] = ["].configRef:field: only ours", "].when:field: only ours"];
+
 #[test]
 fn crds_match_upstream_structurally() {
     let mut all = Vec::new();
     for (file, ours) in every_crd() {
         let theirs = read_yaml(&deploy_dir().join("upstream-crds").join(file));
         for d in drift::compare_crds(&ours, &theirs) {
-            all.push(format!("{file}: {d}"));
+            let newer = newer_upstream(&d) && NEWER_FIELDS.iter().any(|f| d.ends_with(f));
+            if !newer {
+                all.push(format!("{file}: {d}"));
+            }
         }
     }
     assert!(all.is_empty(), "CRD drift:\n{}", all.join("\n"));

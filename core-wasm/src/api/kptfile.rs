@@ -79,6 +79,10 @@ pub struct Function {
     /// Inline function config.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub config_map: BTreeMap<String, String>,
+    /// A resource of the package used as the function config (kpt's
+    /// newer `configRef`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_ref: Option<ResourceReference>,
     /// Name (merge key).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
@@ -91,6 +95,40 @@ pub struct Function {
     /// Resources the function does not see.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub exclude: Vec<Selector>,
+    /// A CEL condition over the step's input (`resources`): the function
+    /// runs only when it is true (kpt's newer `when`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub when: String,
+}
+
+/// `kptfilev1.ResourceReference`: a resource of the package, by kind and
+/// name, and by API version and namespace when they are given.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceReference {
+    /// API version (any when empty).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub api_version: String,
+    /// Kind (required).
+    #[serde(default)]
+    pub kind: String,
+    /// Name (required).
+    #[serde(default)]
+    pub name: String,
+    /// Namespace (any when empty).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+}
+
+impl ResourceReference {
+    /// Whether a resource with these identity fields is the one referenced.
+    pub fn matches(&self, api_version: &str, kind: &str, name: &str, namespace: &str) -> bool {
+        (self.api_version.is_empty() || self.api_version == api_version)
+            && self.kind == kind
+            && self.name == name
+            && (self.namespace.is_empty() || self.namespace == namespace)
+    }
 }
 
 /// A resource selector of a function.

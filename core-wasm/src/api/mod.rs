@@ -13,7 +13,7 @@ pub mod package_variant;
 pub mod repository;
 pub mod resource_list;
 
-pub use kptfile::{Function, Kptfile, Pipeline, Selector};
+pub use kptfile::{Function, Kptfile, Pipeline, ResourceReference, Selector};
 pub use meta::{Condition, ObjectMeta, OwnerReference};
 pub use package_revision::{
     Lifecycle, PackageRevision, PackageRevisionResources, PackageRevisionSpec, Task,

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::api::Function;
+use crate::variantset::cel::{Budget, CelEnv, CelError, ConditionInput, Limits};
 use crate::yaml::{self, Format, Node};
 
 use super::annotations as ann;
@@ -68,6 +69,12 @@ pub struct StepRecord {
     /// Its results of severity `error`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub error_results: Vec<FnResult>,
+    /// Its `when` condition.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub when: String,
+    /// Whether its condition was false, so it did not run.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub skipped: bool,
 }
 
 /// One entry of kpt's `FunctionResultList`.
@@ -194,6 +201,10 @@ struct Walk<'a> {
     /// (`kpt.dev/save-on-render-failure`); otherwise a mutator that sees
     /// every resource takes them instead of a copy.
     keep_partial: bool,
+    /// The CEL environment of `when` conditions.
+    conditions: CelEnv,
+    /// What all conditions of the render may spend.
+    budget: Budget,
 }
 
 /// Renders the package whose root `Kptfile` is at the top of `files`.
@@ -248,6 +259,8 @@ pub fn render(
         log: Vec::new(),
         pending: false,
         keep_partial: save_on_failure,
+        conditions: CelEnv::conditions(Limits::default()),
+        budget: Budget::new(Limits::default().max_render_cost),
     };
     let hydrated = if bfs {
         walk.hydrate_bfs(root_info)
@@ -634,6 +647,7 @@ impl Walk<'_> {
             image: p.fref.image.clone(),
             exec: p.fref.exec.clone(),
             exit_code: ran.exit_code,
+            when: p.function.when.clone(),
             ..StepRecord::default()
         };
         if ran.recorded {
@@ -670,12 +684,98 @@ impl Walk<'_> {
             exec: f.exec.clone(),
             execution_error: err.to_string(),
             exit_code: 1,
+            when: f.when.clone(),
             ..StepRecord::default()
         };
         if validator {
             self.validation_steps.push(step);
         } else {
             self.mutation_steps.push(step);
+        }
+    }
+
+    /// A step whose condition was false: recorded as skipped, not run.
+    fn skip(&mut self, p: &Prepared, validator: bool) {
+        self.log.push(format!(
+            "[SKIPPED] {:?} (celCondition not met)",
+            p.fref.display()
+        ));
+        let step = StepRecord {
+            name: p.function.name.clone(),
+            image: p.fref.image.clone(),
+            exec: p.fref.exec.clone(),
+            when: p.function.when.clone(),
+            skipped: true,
+            ..StepRecord::default()
+        };
+        if validator {
+            self.validation_steps.push(step);
+        } else {
+            self.mutation_steps.push(step);
+        }
+    }
+
+    /// kpt's `when`: whether the step runs, from its input items.
+    fn condition(&mut self, p: &Prepared, input: &[Node]) -> Result<bool, String> {
+        let when = p.function.when.as_str();
+        if when.is_empty() {
+            return Ok(true);
+        }
+        let wrap = |e: String| {
+            format!(
+                "failed to evaluate condition for function {:?}: {e}",
+                p.fref.display()
+            )
+        };
+        let program = self
+            .conditions
+            .compile(when)
+            .map_err(|e| wrap(format!("failed to compile CEL expression: {e}")))?;
+        let mut items = Vec::with_capacity(input.len());
+        for item in input {
+            let v = yaml::to_json(item.root())
+                .map_err(|e| wrap(format!("failed to convert resources: {e}")))?;
+            items.push(v);
+        }
+        let resources = ConditionInput::new(&items);
+        self.conditions
+            .eval_condition(&program, &resources, &mut self.budget)
+            .map_err(|e| match e {
+                CelError::NotABool(_) => wrap(e.to_string()),
+                e => wrap(format!("failed to evaluate CEL expression: {e}")),
+            })
+    }
+
+    /// kpt's `configRef`: the one resource of the current items it names.
+    fn config_ref(&self, f: &Function, items: &[Node]) -> Result<Option<Node>, String> {
+        let Some(r) = &f.config_ref else {
+            return Ok(None);
+        };
+        let found: Vec<&Node> = items
+            .iter()
+            .filter(|i| {
+                let root = i.root();
+                let get = |path: &[&str]| root.get_str(path).unwrap_or_default();
+                r.matches(
+                    get(&["apiVersion"]),
+                    get(&["kind"]),
+                    get(&["metadata", "name"]),
+                    get(&["metadata", "namespace"]),
+                )
+            })
+            .collect();
+        match found.as_slice() {
+            [one] => Ok(Some((*one).clone())),
+            [] => Err(format!(
+                "configRef: no resource of kind {:?} named {:?} in the package",
+                r.kind, r.name
+            )),
+            many => Err(format!(
+                "configRef: {} resources of kind {:?} named {:?} in the package; it must match exactly one",
+                many.len(),
+                r.kind,
+                r.name
+            )),
         }
     }
 
@@ -761,6 +861,13 @@ impl Walk<'_> {
         }
         let mut items = input;
         for mut p in prepared {
+            // A referenced config as earlier steps left it (before the
+            // selection and the condition, as kpt resolves it).
+            match self.config_ref(&p.function, &items) {
+                Ok(Some(config)) => p.config = Some(config),
+                Ok(None) => {}
+                Err(e) => return Err(err(e, false, items)),
+            }
             // The config as earlier steps left it.
             if !p.function.config_path.is_empty() {
                 if let Some(found) = items.iter().rfind(|i| {
@@ -783,6 +890,29 @@ impl Walk<'_> {
             } else {
                 for &i in &picked {
                     fn_input.push(items[i].clone());
+                }
+            }
+            match self.condition(&p, &fn_input) {
+                Ok(true) => {}
+                outcome => {
+                    if items.is_empty() && !fn_input.is_empty() {
+                        items = fn_input;
+                    }
+                    if selecting {
+                        for item in items.iter_mut() {
+                            function::remove_annotations(item, &[ann::KPT_RESOURCE_ID]);
+                        }
+                    }
+                    match outcome {
+                        Ok(_) => {
+                            self.skip(&p, false);
+                            continue;
+                        }
+                        Err(e) => {
+                            self.pre_exec_failure(&p.function, p.fref.image.clone(), &e, false);
+                            return Err(err(e, false, items));
+                        }
+                    }
                 }
             }
             let ran = function::run(
@@ -828,9 +958,29 @@ impl Walk<'_> {
                     return Err(err(e, false, items));
                 }
             };
+            let mut p = p;
+            match self.config_ref(&p.function, &items) {
+                Ok(Some(config)) => p.config = Some(config),
+                Ok(None) => {}
+                Err(e) => {
+                    self.pre_exec_failure(&p.function, p.fref.image.clone(), &e, true);
+                    return Err(err(e, false, items));
+                }
+            }
             let picked = select::select(&items, &p.function.selectors, &p.function.exclude);
             let selecting = !p.function.selectors.is_empty() || !p.function.exclude.is_empty();
             let fn_input: Vec<Node> = picked.iter().map(|&i| items[i].clone()).collect();
+            match self.condition(&p, &fn_input) {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.skip(&p, true);
+                    continue;
+                }
+                Err(e) => {
+                    self.pre_exec_failure(&p.function, p.fref.image.clone(), &e, true);
+                    return Err(err(e, false, items));
+                }
+            }
             let ran = function::run(
                 &p.fref,
                 &p.runner,

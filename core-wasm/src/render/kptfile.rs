@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use crate::api::{Function, Selector};
+use crate::api::{Function, ResourceReference, Selector};
 use crate::yaml::{self, Format, Kind, Node};
 
 use super::image;
@@ -36,16 +36,19 @@ const TOP_FIELDS: [&str; 9] = [
     "inventory",
     "status",
 ];
-const FUNCTION_FIELDS: [&str; 8] = [
+const FUNCTION_FIELDS: [&str; 10] = [
     "image",
     "exec",
     "configPath",
     "configMap",
+    "configRef",
     "name",
     "tag",
     "selectors",
     "exclude",
+    "when",
 ];
+const REFERENCE_FIELDS: [&str; 4] = ["apiVersion", "kind", "name", "namespace"];
 const SELECTOR_FIELDS: [&str; 6] = [
     "apiVersion",
     "kind",
@@ -178,13 +181,35 @@ fn functions(node: Option<&Node>, unknown: &mut Vec<String>) -> Result<Vec<Funct
             exec: get("exec")?.unwrap_or_default(),
             config_path: get("configPath")?.unwrap_or_default(),
             config_map: string_map(f.get("configMap"))?,
+            config_ref: reference(f.get("configRef"), unknown)?,
             name: get("name")?.unwrap_or_default(),
             tag: get("tag")?.unwrap_or_default(),
             selectors: selectors(f.get("selectors"), unknown)?,
             exclude: selectors(f.get("exclude"), unknown)?,
+            when: get("when")?.unwrap_or_default(),
         });
     }
     Ok(out)
+}
+
+fn reference(
+    node: Option<&Node>,
+    unknown: &mut Vec<String>,
+) -> Result<Option<ResourceReference>, String> {
+    let Some(node) = node.filter(|n| !n.is_null()) else {
+        return Ok(None);
+    };
+    if node.kind != Kind::Mapping {
+        return Err(type_error(node, "v1.ResourceReference"));
+    }
+    check_fields(node, &REFERENCE_FIELDS, "v1.ResourceReference", unknown);
+    let get = |k: &str| node.get(k).map(|n| scalar(n, "string")).transpose();
+    Ok(Some(ResourceReference {
+        api_version: get("apiVersion")?.unwrap_or_default(),
+        kind: get("kind")?.unwrap_or_default(),
+        name: get("name")?.unwrap_or_default(),
+        namespace: get("namespace")?.unwrap_or_default(),
+    }))
 }
 
 fn selectors(node: Option<&Node>, unknown: &mut Vec<String>) -> Result<Vec<Selector>, String> {
@@ -262,6 +287,25 @@ fn validate_function(f: &Function, at: &str, files: &Files, dir: &str) -> Result
     if !f.image.is_empty() && !image::is_valid(&f.image) {
         let reason = format!("function name {:?} is invalid", f.image);
         return Err(invalid(img, &format!("{at}.image"), &f.image, &reason));
+    }
+    if let Some(r) = &f.config_ref {
+        // kpt's newer validation (the one with `configRef`).
+        if !f.config_map.is_empty() || !f.config_path.is_empty() {
+            return Err(invalid(
+                img,
+                at,
+                "",
+                "functionConfig must specify at most one of `configMap`, `configPath`, or `configRef`",
+            ));
+        }
+        if r.kind.is_empty() {
+            let field = format!("{at}.configRef.kind");
+            return Err(invalid(img, &field, "", "configRef must specify `kind`"));
+        }
+        if r.name.is_empty() {
+            let field = format!("{at}.configRef.name");
+            return Err(invalid(img, &field, "", "configRef must specify `name`"));
+        }
     }
     if !f.config_map.is_empty() && !f.config_path.is_empty() {
         return Err(invalid(
@@ -396,6 +440,8 @@ const ORDER: &[(&str, &[&str])] = &[
     ("pipeline", &["mutators", "validators"]),
     ("pipeline.mutators[]", &FUNCTION_FIELDS),
     ("pipeline.validators[]", &FUNCTION_FIELDS),
+    ("pipeline.mutators[].configRef", &REFERENCE_FIELDS),
+    ("pipeline.validators[].configRef", &REFERENCE_FIELDS),
     ("pipeline.mutators[].selectors[]", &SELECTOR_FIELDS),
     ("pipeline.mutators[].exclude[]", &SELECTOR_FIELDS),
     ("pipeline.validators[].selectors[]", &SELECTOR_FIELDS),
@@ -433,7 +479,7 @@ const ORDER: &[(&str, &[&str])] = &[
     ),
 ];
 
-const STEP_FIELDS: [&str; 8] = [
+const STEP_FIELDS: [&str; 10] = [
     "name",
     "image",
     "exec",
@@ -442,6 +488,8 @@ const STEP_FIELDS: [&str; 8] = [
     "exitCode",
     "results",
     "errorResults",
+    "when",
+    "skipped",
 ];
 /// Struct order of a result's parts, wherever the result is.
 const RESULT_PARTS: &[(&str, &[&str])] = &[

@@ -17,6 +17,9 @@ pub mod result;
 mod runtime;
 mod select;
 
+#[cfg(test)]
+mod conditions_tests;
+
 pub use executor::{
     render, RenderFailure, RenderOptions, RenderOutput, ResultListItem, StepRecord,
 };

@@ -44,7 +44,9 @@ use std::fmt;
 use std::sync::Arc;
 
 use cel::common::ast::{operators, ComprehensionExpr, EntryExpr, Expr, LiteralValue, SourceInfo};
-use cel::common::types::{CelMap, CelMapKey, CelString};
+use cel::common::types::{
+    CelBool, CelDouble, CelInt, CelList, CelMap, CelMapKey, CelNull, CelString,
+};
 use cel::common::value::{CowVal, Val};
 use cel::context::VariableResolver;
 use cel::parser::{Expression as Ast, ParseErrors, Parser};
@@ -219,6 +221,9 @@ pub enum CelError {
     /// The result is not a string.
     #[error("unsupported type conversion from '{0}' to string")]
     NotAString(String),
+    /// A condition's result is not a boolean (kpt's wording).
+    #[error("CEL expression must return a boolean, got {0}")]
+    NotABool(String),
     /// The result is longer than [`Limits::max_result_len`].
     #[error("expression result is {len} bytes long, more than the limit of {max}")]
     ResultTooLong {
@@ -260,28 +265,40 @@ impl Budget {
 /// An upper bound of a value's size: `weight` bounds the total size (bytes
 /// of strings plus one per element, entry and scalar); `element` bounds the
 /// weight of any element or entry value (and of any map key).
+/// `count` bounds the number of elements or entries (what a comprehension
+/// iterates over); where it is not known it is the weight, which bounds it
+/// too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Shape {
     weight: u64,
     element: u64,
+    count: u64,
 }
 
 impl Shape {
     const SCALAR: Shape = Shape {
         weight: 1,
         element: 1,
+        count: 1,
     };
     const EMPTY: Shape = Shape {
         weight: 0,
         element: 0,
+        count: 0,
     };
+
+    /// A shape whose element count is bounded by its weight only.
+    fn bounded(weight: u64, element: u64) -> Shape {
+        Shape {
+            weight,
+            element,
+            count: weight,
+        }
+    }
 
     fn string(len: usize) -> Shape {
         let w = (len as u64).saturating_add(1);
-        Shape {
-            weight: w,
-            element: w,
-        }
+        Shape::bounded(w, w)
     }
 }
 
@@ -358,10 +375,7 @@ impl<'a> CelObject<'a> {
             ("annotations", annotations.0, annotations.1),
         ];
         let mut map: HashMap<CelMapKey<'a>, Box<dyn Val + 'a>> = HashMap::with_capacity(4);
-        let mut shape = Shape {
-            weight: 1,
-            element: 0,
-        };
+        let mut shape = Shape::bounded(1, 0);
         for (key, value, s) in fields {
             let key_weight = key.len() as u64 + 1;
             shape.weight = shape
@@ -371,6 +385,7 @@ impl<'a> CelObject<'a> {
             shape.element = shape.element.max(s.weight).max(key_weight);
             map.insert(CelMapKey::from(key), value);
         }
+        shape.count = 4;
         CelObject {
             value: Box::new(CelMap::from(map)),
             shape,
@@ -386,8 +401,11 @@ impl<'a> CelObject<'a> {
         CelObject {
             value: Box::new(CelMap::from(map)),
             shape: Shape {
-                weight: 1 + 5 + 8 + r.weight + p.weight,
-                element: r.weight.max(p.weight).max(8),
+                count: 2,
+                ..Shape::bounded(
+                    1 + 5 + 8 + r.weight + p.weight,
+                    r.weight.max(p.weight).max(8),
+                )
             },
         }
     }
@@ -399,10 +417,7 @@ fn string_val(s: &str) -> Box<dyn Val + '_> {
 
 fn string_map(entries: &BTreeMap<String, String>) -> (Box<dyn Val + '_>, Shape) {
     let mut map: HashMap<CelMapKey<'_>, Box<dyn Val + '_>> = HashMap::with_capacity(entries.len());
-    let mut shape = Shape {
-        weight: 1,
-        element: 0,
-    };
+    let mut shape = Shape::bounded(1, 0);
     for (k, v) in entries {
         let (ks, vs) = (Shape::string(k.len()), Shape::string(v.len()));
         shape.weight = shape
@@ -412,6 +427,7 @@ fn string_map(entries: &BTreeMap<String, String>) -> (Box<dyn Val + '_>, Shape) 
         shape.element = shape.element.max(ks.weight).max(vs.weight);
         map.insert(CelMapKey::from(k.as_str()), string_val(v));
     }
+    shape.count = entries.len() as u64;
     (Box::new(CelMap::from(map)), shape)
 }
 
@@ -430,6 +446,102 @@ pub struct Variables<'a> {
     pub target: Option<&'a CelObject<'a>>,
     /// `repository`.
     pub repository: Option<&'a CelObject<'a>>,
+}
+
+/// The sizes of an evaluation's variables, for its cost estimate.
+trait Shapes {
+    fn shape(&self, name: &str) -> Option<Shape>;
+}
+
+impl Shapes for Variables<'_> {
+    fn shape(&self, name: &str) -> Option<Shape> {
+        Variables::shape(self, name)
+    }
+}
+
+/// Name of the variable of function conditions.
+pub const RESOURCES_VAR: &str = "resources";
+
+const CONDITION_VARIABLES: [&str; 1] = [RESOURCES_VAR];
+
+/// The `resources` of a function condition: the step's input items as
+/// JSON, converted once.
+pub struct ConditionInput {
+    value: Box<dyn Val + 'static>,
+    shape: Shape,
+}
+
+impl fmt::Debug for ConditionInput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConditionInput")
+            .field("weight", &self.shape.weight)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ConditionInput {
+    /// `resources` bound to `items` (each a whole resource).
+    pub fn new(items: &[serde_json::Value]) -> Self {
+        let (value, shape) = json_val(&serde_json::Value::Array(items.to_vec()));
+        ConditionInput { value, shape }
+    }
+}
+
+impl Shapes for ConditionInput {
+    fn shape(&self, name: &str) -> Option<Shape> {
+        (name == RESOURCES_VAR).then_some(self.shape)
+    }
+}
+
+impl VariableResolver for ConditionInput {
+    fn resolve<'b>(&'b self, variable: &str) -> Option<CowVal<'b, 'b>> {
+        (variable == RESOURCES_VAR).then(|| CowVal::Borrowed(&*self.value))
+    }
+}
+
+/// A JSON value as a CEL value, with its size (numbers are ints when
+/// they are integers, as YAML's are).
+fn json_val(v: &serde_json::Value) -> (Box<dyn Val + 'static>, Shape) {
+    use serde_json::Value as J;
+    match v {
+        J::Null => (Box::new(CelNull), Shape::SCALAR),
+        J::Bool(b) => (Box::new(CelBool::from(*b)), Shape::SCALAR),
+        J::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => (Box::new(CelInt::from(i)), Shape::SCALAR),
+            (None, Some(f)) => (Box::new(CelDouble::from(f)), Shape::SCALAR),
+            (None, None) => (Box::new(CelNull), Shape::SCALAR),
+        },
+        J::String(s) => (Box::new(CelString::from(s.clone())), Shape::string(s.len())),
+        J::Array(items) => {
+            let mut shape = Shape::bounded(1, 0);
+            let mut out: Vec<Box<dyn Val>> = Vec::with_capacity(items.len());
+            for item in items {
+                let (val, s) = json_val(item);
+                shape.weight = shape.weight.saturating_add(s.weight);
+                shape.element = shape.element.max(s.weight);
+                out.push(val);
+            }
+            shape.count = items.len() as u64;
+            (Box::new(CelList::from(out)), shape)
+        }
+        J::Object(map) => {
+            let mut shape = Shape::bounded(1, 0);
+            let mut out: HashMap<CelMapKey<'static>, Box<dyn Val>> =
+                HashMap::with_capacity(map.len());
+            for (k, item) in map {
+                let (val, s) = json_val(item);
+                let key_weight = k.len() as u64 + 1;
+                shape.weight = shape
+                    .weight
+                    .saturating_add(s.weight)
+                    .saturating_add(key_weight);
+                shape.element = shape.element.max(s.weight).max(key_weight);
+                out.insert(CelMapKey::from(k.clone()), val);
+            }
+            shape.count = map.len() as u64;
+            (Box::new(CelMap::from(out)), shape)
+        }
+    }
 }
 
 impl Variables<'_> {
@@ -478,6 +590,7 @@ impl fmt::Debug for Program {
 pub struct CelEnv {
     env: Arc<Env>,
     limits: Limits,
+    variables: &'static [&'static str],
 }
 
 impl fmt::Debug for CelEnv {
@@ -500,6 +613,18 @@ impl CelEnv {
         CelEnv {
             env: Arc::new(Env::stdlib().with_optional_support(false)),
             limits,
+            variables: &VARIABLES,
+        }
+    }
+
+    /// The environment of kpt's function conditions (`when`): the one
+    /// variable `resources`, the standard library, boolean results
+    /// ([`CelEnv::eval_condition`]), with `limits`.
+    pub fn conditions(limits: Limits) -> Self {
+        CelEnv {
+            env: Arc::new(Env::stdlib().with_optional_support(false)),
+            limits,
+            variables: &CONDITION_VARIABLES,
         }
     }
 
@@ -526,6 +651,7 @@ impl CelEnv {
             .map_err(|e| CelError::Syntax(format_parse_errors(&e, source)))?;
         let mut checker = Checker {
             limits,
+            variables: self.variables,
             nodes: 0,
             scopes: Vec::new(),
             issues: Vec::new(),
@@ -556,17 +682,7 @@ impl CelEnv {
         vars: &Variables<'_>,
         budget: &mut Budget,
     ) -> Result<String, CelError> {
-        let estimate = self.estimate(program, vars);
-        if estimate > self.limits.max_cost {
-            return Err(CelError::TooExpensive {
-                estimate,
-                max: self.limits.max_cost,
-            });
-        }
-        budget.charge(estimate)?;
-        let mut ctx = Context::with_env(Arc::clone(&self.env));
-        ctx.set_variable_resolver(vars);
-        let value = Value::resolve_val(&program.ast, &ctx).map_err(exec_error)?;
+        let value = self.evaluate(program, vars, vars, budget)?;
         match value.downcast_ref::<CelString>() {
             Some(s) => {
                 let s = s.inner();
@@ -582,6 +698,44 @@ impl CelEnv {
         }
     }
 
+    /// Estimates, charges and evaluates `program` over `resolver`.
+    fn evaluate<'r>(
+        &self,
+        program: &Program,
+        resolver: &'r dyn VariableResolver,
+        shapes: &dyn Shapes,
+        budget: &mut Budget,
+    ) -> Result<Box<dyn Val + 'r>, CelError> {
+        let estimate = self.estimate(program, shapes);
+        if estimate > self.limits.max_cost {
+            return Err(CelError::TooExpensive {
+                estimate,
+                max: self.limits.max_cost,
+            });
+        }
+        budget.charge(estimate)?;
+        let mut ctx = Context::with_env(Arc::clone(&self.env));
+        ctx.set_variable_resolver(resolver);
+        let value = Value::resolve_val(&program.ast, &ctx).map_err(exec_error)?;
+        Ok(value.into_owned())
+    }
+
+    /// Estimates, charges and evaluates a condition (from an environment
+    /// made by [`CelEnv::conditions`]) over `resources`; the result must
+    /// be a boolean.
+    pub fn eval_condition(
+        &self,
+        program: &Program,
+        resources: &ConditionInput,
+        budget: &mut Budget,
+    ) -> Result<bool, CelError> {
+        let value = self.evaluate(program, resources, resources, budget)?;
+        match value.downcast_ref::<CelBool>() {
+            Some(b) => Ok(bool::from(*b)),
+            None => Err(CelError::NotABool(value.get_type().name().to_string())),
+        }
+    }
+
     /// Compiles and evaluates `source` once (a fresh budget of
     /// [`Limits::max_render_cost`]).
     pub fn eval_source(&self, source: &str, vars: &Variables<'_>) -> Result<String, CelError> {
@@ -594,7 +748,7 @@ impl CelEnv {
     }
 
     /// The cost estimate of evaluating `program` with `vars`.
-    fn estimate(&self, program: &Program, vars: &Variables<'_>) -> u64 {
+    fn estimate(&self, program: &Program, vars: &dyn Shapes) -> u64 {
         let mut est = Estimator {
             vars,
             scopes: Vec::new(),
@@ -765,6 +919,7 @@ fn exec_error(e: ExecutionError) -> CelError {
 /// count and depth within limits. Recursion stops at the depth limit.
 struct Checker<'l> {
     limits: &'l Limits,
+    variables: &'l [&'l str],
     nodes: usize,
     scopes: Vec<String>,
     issues: Vec<(u64, String)>,
@@ -809,7 +964,7 @@ impl Checker<'_> {
             Expr::Literal(_) => {}
             Expr::Ident(name) => {
                 if !(self.in_scope(name)
-                    || VARIABLES.contains(&name.as_str())
+                    || self.variables.contains(&name.as_str())
                     || TYPE_NAMES.contains(&name.as_str()))
                 {
                     self.undeclared(e.id, name);
@@ -887,13 +1042,13 @@ const REGEX_COMPILE_COST: u64 = 2_000;
 /// The cost estimate: an upper bound of the work and memory of evaluating
 /// an expression, given the variables' actual sizes. One unit is roughly
 /// one node visit or one byte or element copied or compared.
-struct Estimator<'a, 'v> {
-    vars: &'a Variables<'v>,
+struct Estimator<'a> {
+    vars: &'a dyn Shapes,
     scopes: Vec<(&'a str, Shape)>,
     cost: u64,
 }
 
-impl<'a> Estimator<'a, '_> {
+impl<'a> Estimator<'a> {
     fn add(&mut self, units: u64) {
         self.cost = self.cost.saturating_add(units);
     }
@@ -920,30 +1075,22 @@ impl<'a> Estimator<'a, '_> {
                 if sel.test {
                     Shape::SCALAR
                 } else {
-                    Shape {
-                        weight: operand.element,
-                        element: operand.element,
-                    }
+                    Shape::bounded(operand.element, operand.element)
                 }
             }
             Expr::List(list) => {
-                let mut shape = Shape {
-                    weight: 1,
-                    element: 0,
-                };
+                let mut shape = Shape::bounded(1, 0);
                 for el in &list.elements {
                     let s = self.shape(el);
                     shape.weight = shape.weight.saturating_add(s.weight);
                     shape.element = shape.element.max(s.weight);
                 }
+                shape.count = list.elements.len() as u64;
                 self.add(shape.weight);
                 shape
             }
             Expr::Map(map) => {
-                let mut shape = Shape {
-                    weight: 1,
-                    element: 0,
-                };
+                let mut shape = Shape::bounded(1, 0);
                 for entry in &map.entries {
                     if let EntryExpr::MapEntry(me) = &entry.expr {
                         let k = self.shape(&me.key);
@@ -955,6 +1102,7 @@ impl<'a> Estimator<'a, '_> {
                         shape.element = shape.element.max(k.weight).max(v.weight);
                     }
                 }
+                shape.count = map.entries.len() as u64;
                 self.add(shape.weight);
                 shape
             }
@@ -983,25 +1131,16 @@ impl<'a> Estimator<'a, '_> {
             operators::ADD => {
                 let (a, b) = (arg(0), arg(1));
                 self.add(total);
-                Shape {
-                    weight: a.weight.saturating_add(b.weight),
-                    element: a.element.max(b.element),
-                }
+                Shape::bounded(a.weight.saturating_add(b.weight), a.element.max(b.element))
             }
             operators::CONDITIONAL => {
                 let (a, b) = (arg(1), arg(2));
-                Shape {
-                    weight: a.weight.max(b.weight),
-                    element: a.element.max(b.element),
-                }
+                Shape::bounded(a.weight.max(b.weight), a.element.max(b.element))
             }
             operators::INDEX => {
                 let container = arg(0);
                 self.add(arg(1).weight);
-                Shape {
-                    weight: container.element,
-                    element: container.element,
-                }
+                Shape::bounded(container.element, container.element)
             }
             "matches" => {
                 let (text, pattern) = (arg(0), arg(1));
@@ -1015,10 +1154,7 @@ impl<'a> Estimator<'a, '_> {
             "string" | "bytes" | "dyn" => {
                 let a = arg(0);
                 self.add(total);
-                Shape {
-                    weight: a.weight.saturating_add(32),
-                    element: a.element.saturating_add(32),
-                }
+                Shape::bounded(a.weight.saturating_add(32), a.element.saturating_add(32))
             }
             _ => {
                 // Comparisons, `in`, size, contains, …: at most a pass over
@@ -1032,11 +1168,8 @@ impl<'a> Estimator<'a, '_> {
     fn comprehension(&mut self, c: &'a ComprehensionExpr) -> Shape {
         let range = self.shape(&c.iter_range);
         let init = self.shape(&c.accu_init);
-        let iterations = range.weight;
-        let item = Shape {
-            weight: range.element,
-            element: range.element,
-        };
+        let iterations = range.count;
+        let item = Shape::bounded(range.element, range.element);
         // Growth of the accumulator per iteration: the step's result with an
         // empty accumulator (macro steps are `accu ⊕ f(x)`).
         let saved = self.cost;
@@ -1046,12 +1179,11 @@ impl<'a> Estimator<'a, '_> {
         self.scopes.pop();
         self.scopes.pop();
         self.cost = saved;
-        let accu = Shape {
-            weight: init
-                .weight
+        let accu = Shape::bounded(
+            init.weight
                 .saturating_add(iterations.saturating_mul(delta.weight)),
-            element: init.element.max(delta.element),
-        };
+            init.element.max(delta.element),
+        );
         // Cost of one iteration: `map`/`filter` append in place (the `cel`
         // crate's `MutableList`), anything else may copy the accumulator.
         let step_accu = if is_append_step(c) {

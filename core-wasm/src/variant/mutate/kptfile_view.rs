@@ -197,6 +197,24 @@ struct FunctionView {
     selectors: Vec<SelectorView>,
     #[serde(default, deserialize_with = "nullable")]
     exclude: Vec<SelectorView>,
+    #[serde(default)]
+    config_ref: Option<ResourceReferenceView>,
+    #[serde(default)]
+    when: GoString,
+}
+
+/// `configRef`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResourceReferenceView {
+    #[serde(default)]
+    api_version: GoString,
+    #[serde(default)]
+    kind: GoString,
+    #[serde(default)]
+    name: GoString,
+    #[serde(default)]
+    namespace: GoString,
 }
 
 /// `pipeline`.

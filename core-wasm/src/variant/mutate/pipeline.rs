@@ -193,6 +193,35 @@ mod tests {
         }
     }
 
+    /// kpt's newer fields are carried into the Kptfile as the variant
+    /// gives them, and a change of either is a change of the function.
+    #[test]
+    fn config_refs_and_conditions_are_carried() {
+        let mut p = pv("p", &[("m", "i")], &[]);
+        if let Some(pl) = p.spec.pipeline.as_mut() {
+            pl.mutators[0].config_ref = Some(crate::api::ResourceReference {
+                kind: "ConfigMap".into(),
+                name: "labels".into(),
+                ..Default::default()
+            });
+            pl.mutators[0].when = "resources.exists(r, r.kind == 'Deployment')".into();
+        }
+        let out = run(&p, BARE).unwrap();
+        assert_eq!(
+            out,
+            format!(
+                "{BARE}pipeline:\n  mutators:\n  - name: PackageVariant.p.m.0\n    image: i\n    configRef:\n      name: labels\n      kind: ConfigMap\n    when: resources.exists(r, r.kind == 'Deployment')\n"
+            )
+        );
+        assert_eq!(run(&p, &out).unwrap(), out, "stable");
+        if let Some(pl) = p.spec.pipeline.as_mut() {
+            pl.mutators[0].when = "true".into();
+        }
+        let changed = run(&p, &out).unwrap();
+        assert!(changed.contains("    when: \"true\"\n"), "{changed}");
+        assert_eq!(changed.matches("image: i").count(), 1);
+    }
+
     #[test]
     fn empty_lists_and_pipeline_are_removed() {
         let kptfile = format!(
