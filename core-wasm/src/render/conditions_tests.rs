@@ -152,3 +152,32 @@ fn config_refs_are_validated_with_the_kptfile() {
         assert!(failure(&out).contains(expect), "{f}: {}", failure(&out));
     }
 }
+
+#[test]
+fn a_runaway_condition_is_refused_before_it_runs() {
+    let many: Vec<(String, String)> = (0..200)
+        .map(|i| {
+            (
+                format!("cm-{i}.yaml"),
+                format!(
+                    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i}\ndata:\n  k: v\n"
+                ),
+            )
+        })
+        .collect();
+    let extra: Vec<(&str, &str)> = many.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let started = std::time::Instant::now();
+    let out = run(
+        "  mutators:\n  - image: set-labels:v1\n    configMap:\n      a: b\n    when: resources.all(a, resources.all(b, resources.all(c, a == c)))\n",
+        &extra,
+    );
+    assert!(failure(&out).contains("too expensive"), "{}", failure(&out));
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    // One level over the same package is fine.
+    let out = run(
+        "  mutators:\n  - image: set-labels:v1\n    configMap:\n      a: b\n    when: resources.exists(r, r.metadata.name == 'cm-199')\n",
+        &extra,
+    );
+    assert!(out.failure.is_none(), "{}", failure(&out));
+    assert!(out.files["cm-0.yaml"].contains("a: b"));
+}
