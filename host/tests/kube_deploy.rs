@@ -275,3 +275,37 @@ fn packagerevisions_overlay_runs_every_reconciler_on_a_writable_git_root() {
         assert!(mounts.contains(m), "base mount {m} dropped");
     }
 }
+
+/// `deploy/v1alpha2/`: the packagerevisions overlay with one more argument,
+/// `--porch-api=v1alpha2`, that the controller accepts.
+#[test]
+fn v1alpha2_overlay_adds_the_porch_api_to_every_reconciler() {
+    let dir = deploy_dir().join("v1alpha2");
+    let kustomization = &objects(&dir.join("kustomization.yaml"))[0];
+    assert_eq!(
+        kustomization["resources"],
+        serde_json::json!(["../packagerevisions"])
+    );
+    let patch = &kustomization["patches"][0];
+    assert_eq!(patch["target"]["kind"], "Deployment");
+    let ops = pv_core::yaml::parse_stream(patch["patch"].as_str().expect("inline patch"))
+        .expect("the patch parses");
+    let ops = pv_core::yaml::to_json(&ops[0]).expect("json");
+    assert_eq!(
+        ops,
+        serde_json::json!([{"op": "add", "path": "/spec/template/spec/containers/0/args/-",
+                            "value": "--porch-api=v1alpha2"}])
+    );
+    let base = objects(&deploy_dir().join("packagerevisions/controllers.yaml"));
+    let mut with = base.clone();
+    with[0]["spec"]["template"]["spec"]["containers"][0]["args"]
+        .as_array_mut()
+        .expect("args")
+        .push(ops[0]["value"].clone());
+    let (_, args) = controller_args(&with);
+    assert_eq!(
+        args.porch_api,
+        porch_variants::store::v1alpha2::PorchApi::V1alpha2
+    );
+    assert_eq!(args.reconcilers.len(), 4);
+}
