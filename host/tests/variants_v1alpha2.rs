@@ -649,3 +649,99 @@ fn a_fleet_moves_between_the_modes_without_a_write() {
     assert!(v1.run().events.is_empty());
     assert_eq!(v1.snapshot(), before);
 }
+
+/// Copies `examples/fleet` under `root`.
+fn copy_fleet(root: &std::path::Path) -> PathBuf {
+    fn copy(from: &std::path::Path, to: &std::path::Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            let target = to.join(e.file_name());
+            if e.file_type().unwrap().is_dir() {
+                copy(&e.path(), &target);
+            } else {
+                std::fs::copy(e.path(), target).unwrap();
+            }
+        }
+    }
+    let dir = root.join("fleet");
+    copy(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/fleet"),
+        &dir,
+    );
+    dir
+}
+
+/// Every revision of a local directory's repositories, normalized as
+/// [`Fleet::snapshot`] does.
+fn dir_snapshot(dir: &std::path::Path) -> Vec<Revision> {
+    let objects = porch_variants::local::read_objects(dir).unwrap();
+    let configs = porch_variants::local::repo_configs(dir, &objects).unwrap();
+    let repos: Vec<String> = configs.iter().map(|c| c.name.clone()).collect();
+    let f = Fleet {
+        _tmp: tempfile::tempdir().unwrap(),
+        root: dir.join("repos"),
+        repos,
+        objects: MemoryObjects::new(NOW),
+        mode: PorchApi::V1alpha1,
+    };
+    f.snapshot()
+}
+
+/// The fleet demo (a set over 20 repositories and a standalone variant)
+/// run with `local --init` in each mode: the same packages in Git, and a
+/// second run in v1alpha2 mode writes nothing.
+#[test]
+fn the_fleet_demo_gives_the_same_packages_in_either_mode() {
+    use porch_variants::local::cli::{run_local, LocalArgs, Output};
+    let tmp = tempfile::tempdir().unwrap();
+    let mut snaps = Vec::new();
+    for mode in [PorchApi::V1alpha1, PorchApi::V1alpha2] {
+        let dir = copy_fleet(&tmp.path().join(format!("{mode:?}")));
+        let mut args = LocalArgs {
+            dir: dir.clone(),
+            init: true,
+            output: Output::Json,
+            native_core: true,
+            max_passes: 10,
+            no_progress: true,
+            porch_api: mode,
+        };
+        let (summary, ok) = run_local(&args).unwrap();
+        assert!(ok, "{mode:?}: {:#?}", summary.report.errors);
+        let drafts = summary
+            .report
+            .events
+            .iter()
+            .filter(|e| e.action.ends_with("clone draft"))
+            .count();
+        assert_eq!(drafts, 21, "{mode:?}");
+        args.init = false;
+        let (again, ok) = run_local(&args).unwrap();
+        assert!(
+            ok && again.report.events.is_empty(),
+            "{mode:?}: {:#?}",
+            again.report.events
+        );
+        let snap: Vec<Revision> = dir_snapshot(&dir)
+            .into_iter()
+            .map(|mut r| {
+                // The roots differ between the two copies.
+                let root = dir.display().to_string();
+                for v in r.files.values_mut() {
+                    *v = serde_json::from_str(
+                        &serde_json::to_string(v).unwrap().replace(&root, "<dir>"),
+                    )
+                    .unwrap();
+                }
+                r
+            })
+            .collect();
+        snaps.push(snap);
+    }
+    assert_eq!(snaps[0].len(), snaps[1].len());
+    assert_eq!(snaps[0].len(), 22, "the blueprint and 21 drafts");
+    for (a, b) in snaps[0].iter().zip(&snaps[1]) {
+        assert_eq!(a, b);
+    }
+}
