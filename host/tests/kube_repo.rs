@@ -174,14 +174,7 @@ impl Cluster {
 
 impl Drop for Cluster {
     fn drop(&mut self) {
-        if std::thread::panicking() {
-            return;
-        }
-        let denied = ungranted(&history(&self.server));
-        assert!(
-            denied.is_empty(),
-            "deploy/rbac.yaml does not allow: {denied:#?}"
-        );
+        assert_history_granted(&self.server);
     }
 }
 

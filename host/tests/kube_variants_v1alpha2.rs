@@ -6,6 +6,7 @@
 //! makes no LIST and no write. The PackageRevision controller that makes
 //! the draft is the real one, on real Git.
 
+mod git_support;
 mod kube_support;
 
 use std::collections::BTreeMap;
@@ -22,7 +23,7 @@ use porch_variants::kube::metrics::Metrics;
 use porch_variants::kube::prc::{api_resource, PrcContext};
 use porch_variants::local::cli::publish_files;
 use porch_variants::prc::RenderSlots;
-use porch_variants::store::git::{init_bare, GitRepoConfig, GitRevisions};
+use porch_variants::store::git::{init_bare, GitRevisions};
 use porch_variants::store::{PackageRevisionStore, PrFilter};
 use pv_core::api::PackageVariant;
 use serde_json::{json, Value};
@@ -168,31 +169,12 @@ impl Cluster {
 
 impl Drop for Cluster {
     fn drop(&mut self) {
-        if std::thread::panicking() {
-            return;
-        }
-        let denied = ungranted(&history(&self.server));
-        assert!(
-            denied.is_empty(),
-            "deploy/rbac.yaml does not allow: {denied:#?}"
-        );
+        assert_history_granted(&self.server);
     }
 }
 
 fn git(root: &std::path::Path) -> GitRevisions {
-    GitRevisions::open(
-        ["blueprints", "edge-1"]
-            .iter()
-            .map(|r| GitRepoConfig {
-                name: r.to_string(),
-                namespace: NS.into(),
-                path: root.join(r),
-                branch: "main".into(),
-                directory: String::new(),
-            })
-            .collect(),
-    )
-    .unwrap()
+    git_support::open_repos(root, ["blueprints", "edge-1"])
 }
 
 fn put(w: &mut Writer<DynamicObject>, obj: Value) -> Arc<DynamicObject> {

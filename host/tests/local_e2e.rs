@@ -2,6 +2,7 @@
 //! directories (the native core, so that debug test builds stay fast; the
 //! component gives the same answers, see tests/parity.rs).
 
+mod git_support;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -82,19 +83,7 @@ impl Fleet {
     }
 
     fn git(&self) -> GitRevisions {
-        GitRevisions::open(
-            self.repos
-                .iter()
-                .map(|r| GitRepoConfig {
-                    name: r.clone(),
-                    namespace: NS.into(),
-                    path: self.root.join(r),
-                    branch: "main".into(),
-                    directory: String::new(),
-                })
-                .collect(),
-        )
-        .unwrap()
+        git_support::open_repos(&self.root, self.repos.iter().map(String::as_str))
     }
 
     fn run_with(&self, plan: std::sync::Arc<FaultPlan>) -> Result<RunReport, ReconcileError> {

@@ -4,6 +4,7 @@
 //! for, and a slow, restarted or failing PackageRevision controller never
 //! makes a variant create a second draft.
 
+mod git_support;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -14,7 +15,7 @@ use porch_variants::reconcile::{
     package_variant, run_to_fixed_point, Ctx, DraftRenderer, NoProgress, RunReport,
 };
 use porch_variants::store::faulty::{FaultPlan, FaultSchedule, Faulty, WriteFault};
-use porch_variants::store::git::{init_bare, GitRepoConfig, GitRevisions};
+use porch_variants::store::git::{init_bare, GitRevisions};
 use porch_variants::store::memory::MemoryObjects;
 use porch_variants::store::v1alpha2::{PorchApi, PrObjects, V2Revisions};
 use porch_variants::store::{Files, ObjectStore, PackageRevisionStore, PrFilter};
@@ -111,19 +112,7 @@ impl Fleet {
     }
 
     fn git(&self) -> GitRevisions {
-        GitRevisions::open(
-            self.repos
-                .iter()
-                .map(|r| GitRepoConfig {
-                    name: r.clone(),
-                    namespace: NS.into(),
-                    path: self.root.join(r),
-                    branch: "main".into(),
-                    directory: String::new(),
-                })
-                .collect(),
-        )
-        .unwrap()
+        git_support::open_repos(&self.root, self.repos.iter().map(String::as_str))
     }
 
     fn repository_objects(&self) -> Vec<Value> {

@@ -102,6 +102,19 @@ pub struct PrcContext {
     pub leader: watch::Receiver<bool>,
 }
 
+impl PrcContext {
+    /// Whether this replica may write `what`; an error naming it if not.
+    pub(crate) fn leading(&self, what: &str) -> CallResult<()> {
+        if *self.leader.borrow() {
+            Ok(())
+        } else {
+            Err(CallError::Failed(format!(
+                "{what}: not written, this replica no longer holds the leader Lease"
+            )))
+        }
+    }
+}
+
 /// A reconcile failed; the controller backs off and retries.
 #[derive(Debug, thiserror::Error)]
 pub enum PrcError {
@@ -140,13 +153,7 @@ impl KubePrApi<'_> {
     }
 
     fn leading(&self, what: &str) -> CallResult<()> {
-        if *self.ctx.leader.borrow() {
-            Ok(())
-        } else {
-            Err(CallError::Failed(format!(
-                "{what}: not written, this replica no longer holds the leader Lease"
-            )))
-        }
+        self.ctx.leading(what)
     }
 
     fn key(object: &Value) -> (String, String) {

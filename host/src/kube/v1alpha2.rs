@@ -54,13 +54,7 @@ impl<'a> KubeV2Objects<'a> {
     }
 
     fn leading(&self, what: &str) -> CallResult<()> {
-        if *self.ctx.leader.borrow() {
-            Ok(())
-        } else {
-            Err(CallError::Failed(format!(
-                "{what}: not written, this replica no longer holds the leader Lease"
-            )))
-        }
+        self.ctx.leading(what)
     }
 
     fn written(&self, ns: &str, name: &str, object: Option<&DynamicObject>) {

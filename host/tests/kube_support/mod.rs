@@ -538,3 +538,16 @@ pub fn ungranted(calls: &[Call]) -> Vec<String> {
         })
         .collect()
 }
+
+/// At the end of a scenario (not while a failed one unwinds): every request
+/// the server received is one `deploy/rbac.yaml` allows.
+pub fn assert_history_granted(state: &Shared) {
+    if std::thread::panicking() {
+        return;
+    }
+    let denied = ungranted(&history(state));
+    assert!(
+        denied.is_empty(),
+        "deploy/rbac.yaml does not allow: {denied:#?}"
+    );
+}
