@@ -328,7 +328,7 @@ fn count(report: &RunReport, action: &str) -> usize {
 /// edit, a package-context change on the published package (edit draft),
 /// and the deletion of a variant; the snapshot after each step.
 fn scenario(mode: PorchApi) -> Vec<Vec<Revision>> {
-    let f = Fleet::new(2, mode);
+    let f = Fleet::new(3, mode);
     let (create, made) = match mode {
         PorchApi::V1alpha1 => ("created clone draft", 0),
         PorchApi::V1alpha2 => ("requested clone draft", 2),
@@ -385,6 +385,25 @@ fn scenario(mode: PorchApi) -> Vec<Vec<Revision>> {
     f.run();
     assert!(f.objects.package_variant(NS, "pv-2").is_none());
     snaps.push(f.snapshot());
+
+    // Adoption: a published revision nobody owns is taken over, not
+    // cloned again.
+    publish_files(
+        &f.git(),
+        NS,
+        "edge-3",
+        "web",
+        "manual",
+        blueprint("web:1.0"),
+        "init",
+    )
+    .unwrap();
+    let mut adopter = pv("pv-3", "edge-3");
+    adopter.spec.adoption_policy = "adoptExisting".into();
+    f.objects.put_package_variant(adopter);
+    let adopted = f.run();
+    assert_eq!(count(&adopted, create), 0, "{:#?}", adopted.events);
+    snaps.push(f.snapshot());
     snaps
 }
 
@@ -431,6 +450,15 @@ fn both_modes_end_with_the_same_packages_in_git() {
         .iter()
         .filter(|r| r.name.starts_with("edge-2."))
         .all(|r| r.lifecycle == Lifecycle::DeletionProposed));
+    let adopted = &v2[5];
+    let edge3: Vec<&Revision> = adopted
+        .iter()
+        .filter(|r| r.name.starts_with("edge-3."))
+        .collect();
+    assert!(
+        edge3.iter().any(|r| r.meta.contains("\"pv-3\"")),
+        "{edge3:#?}"
+    );
 }
 
 /// The objects of the directory's v1alpha2 API.
