@@ -297,3 +297,131 @@ async fn a_variant_declares_its_draft_waits_for_the_source_then_pushes_and_asks_
     let calls = c.take();
     assert_eq!(line_list(&calls), Vec::<String>::new());
 }
+
+/// A published downstream of `pv1` in edge-1 (revision 1, cloned from
+/// blueprint v1, its Kptfile asking for `fast-forward` updates), in Git and
+/// as the object the Repository controller keeps for it; blueprint v2
+/// published too.
+fn with_published_downstream(c: &mut Cluster) -> (String, PackageVariant) {
+    let git = git(c.root.path());
+    let mut files = git
+        .resources(NS, "blueprints.web.v1")
+        .unwrap()
+        .spec
+        .resources
+        .unwrap();
+    let kptfile = files["Kptfile"].clone()
+        + "upstream:\n  type: git\n  git:\n    repo: blueprints\n    directory: web\n    ref: web/v1\n  updateStrategy: fast-forward\n";
+    files.insert("Kptfile".into(), kptfile);
+    publish_files(&git, NS, "edge-1", "web", "v1", files.clone(), "init").unwrap();
+    // Git records the variant as its owner, as either mode writes it.
+    let mut owned = pv_core::api::ObjectMeta::default();
+    owned.owner_references.push(pv_core::api::OwnerReference {
+        api_version: "config.porch.kpt.dev/v1alpha1".into(),
+        kind: "PackageVariant".into(),
+        name: "pv1".into(),
+        uid: "uid-pv1".into(),
+        controller: Some(true),
+        ..Default::default()
+    });
+    git.update_metadata(NS, "edge-1.web.v1", &owned).unwrap();
+    let mut v2 = files.clone();
+    v2.insert(
+        "deployment.yaml".into(),
+        DEPLOY.replace("replicas: 2", "replicas: 3"),
+    );
+    publish_files(&git, NS, "blueprints", "web", "v2", v2, "edit").unwrap();
+    let lock_of = |repo: &str, pkg: &str, n: i64| {
+        git.list(NS, &PrFilter::package(repo, pkg))
+            .unwrap()
+            .into_iter()
+            .find(|p| p.spec.revision == n)
+            .and_then(|p| p.status.self_lock)
+    };
+    put(
+        &mut c.v2,
+        json!({
+            "apiVersion": "porch.kpt.dev/v1alpha2", "kind": "PackageRevision",
+            "metadata": {"name": "blueprints.web.v2", "namespace": NS, "resourceVersion": "2"},
+            "spec": {"packageName": "web", "repository": "blueprints", "workspaceName": "v2",
+                     "lifecycle": "Published"},
+            "status": {"revision": 2, "selfLock": lock_of("blueprints", "web", 2)},
+        }),
+    );
+    let name = "edge-1.web.v1".to_string();
+    put(
+        &mut c.v2,
+        json!({
+            "apiVersion": "porch.kpt.dev/v1alpha2", "kind": "PackageRevision",
+            "metadata": {"name": name, "namespace": NS, "resourceVersion": "3",
+                "ownerReferences": [
+                    {"apiVersion": "config.porch.kpt.dev/v1alpha1", "kind": "Repository",
+                     "name": "edge-1", "uid": "uid-edge-1"},
+                    {"apiVersion": "config.porch.kpt.dev/v1alpha1", "kind": "PackageVariant",
+                     "name": "pv1", "uid": "uid-pv1", "controller": true}]},
+            "spec": {"packageName": "web", "repository": "edge-1", "workspaceName": "v1",
+                     "lifecycle": "Published"},
+            "status": {"revision": 1, "selfLock": lock_of("edge-1", "web", 1),
+                       "upstreamLock": {"type": "git", "git": {"repo": "blueprints", "directory": "web",
+                                         "ref": "web/v1", "commit": "c0ffee"}}},
+        }),
+    );
+    let mut pv = variant();
+    pv.metadata.finalizers = vec!["config.porch.kpt.dev/packagevariants".into()];
+    pv.metadata.resource_version = "20".into();
+    (name, pv)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_upstream_declares_an_upgrade_with_the_kptfiles_strategy() {
+    let mut c = Cluster::new();
+    let (downstream, pv) = with_published_downstream(&mut c);
+    c.reconcile(&pv).await.expect_err("waits for the upgrade");
+    let calls = c.take();
+    assert_eq!(
+        line_list(&calls),
+        vec![
+            format!("POST {V2_PATH}"),
+            format!("PATCH {PV_PATH}/pv1/status"),
+        ]
+    );
+    assert_eq!(
+        calls[0].body["spec"]["source"],
+        json!({"upgrade": {"oldUpstream": {"name": "blueprints.web.v1"},
+                           "newUpstream": {"name": "blueprints.web.v2"},
+                           "currentPackage": {"name": downstream},
+                           "strategy": "fast-forward"}})
+    );
+    assert_eq!(calls[0].body["spec"]["workspaceName"], "packagevariant-1");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_the_variant_proposes_deletion_orphans_and_lets_go() {
+    let mut c = Cluster::new();
+    let (downstream, mut pv) = with_published_downstream(&mut c);
+    pv.metadata.deletion_timestamp = Some("2026-01-01T00:00:00Z".into());
+    c.reconcile(&pv).await.expect("deleted");
+    let calls = c.take();
+    assert_eq!(
+        line_list(&calls),
+        vec![
+            format!("PATCH {V2_PATH}/{downstream}"),
+            format!("PATCH {V2_PATH}/{downstream}"),
+            format!("PUT {PV_PATH}/pv1"),
+        ]
+    );
+    assert_eq!(
+        calls[0].body,
+        json!({"spec": {"lifecycle": "DeletionProposed"}})
+    );
+    // Orphaned: the variant's reference goes, the Repository's stays.
+    let refs = calls[1].body["metadata"]["ownerReferences"]
+        .as_array()
+        .expect("references");
+    assert_eq!(refs.len(), 1);
+    assert_eq!(refs[0]["kind"], "Repository");
+    assert_eq!(calls[2].body["metadata"]["finalizers"], Value::Null);
+    // Git keeps the revision, with no owner recorded for it.
+    let in_git = git(c.root.path()).get(NS, &downstream).unwrap();
+    assert!(in_git.metadata.owner_references.is_empty());
+}

@@ -114,7 +114,9 @@ fn typed(v: Value) -> StoreResult<PrV2> {
 /// removed; the controllers' own keys are left alone).
 fn metadata_patch(have: &ObjectMeta, want: &ObjectMeta) -> Value {
     let mut patch = Map::new();
-    let have = variant_metadata(have);
+    let all = have;
+    let variant = variant_metadata(have);
+    let have = &variant;
     let want = variant_metadata(want);
     for (key, old, new) in [
         ("labels", &have.labels, &want.labels),
@@ -132,7 +134,15 @@ fn metadata_patch(have: &ObjectMeta, want: &ObjectMeta) -> Value {
         }
     }
     if have.owner_references != want.owner_references {
-        patch.insert("ownerReferences".into(), json!(want.owner_references));
+        // The controllers' own references (the Repository's) stay.
+        let mut refs: Vec<_> = all
+            .owner_references
+            .iter()
+            .filter(|o| !variant.owner_references.contains(o))
+            .cloned()
+            .collect();
+        refs.extend(want.owner_references.iter().cloned());
+        patch.insert("ownerReferences".into(), json!(refs));
     }
     json!({ "metadata": patch })
 }
@@ -378,5 +388,24 @@ mod tests {
             }})
         );
         assert_eq!(metadata_patch(&want, &want), json!({"metadata": {}}));
+    }
+
+    #[test]
+    fn orphaning_keeps_the_repository_reference() {
+        let reference = |kind: &str| pv_core::api::OwnerReference {
+            api_version: "config.porch.kpt.dev/v1alpha1".into(),
+            kind: kind.into(),
+            name: kind.to_lowercase(),
+            uid: format!("uid-{kind}"),
+            ..Default::default()
+        };
+        let have = ObjectMeta {
+            owner_references: vec![reference("Repository"), reference("PackageVariant")],
+            ..Default::default()
+        };
+        let p = metadata_patch(&have, &ObjectMeta::default());
+        let refs = p["metadata"]["ownerReferences"].as_array().expect("refs");
+        assert_eq!(refs.len(), 1);
+        assert_eq!(refs[0]["kind"], "Repository");
     }
 }
