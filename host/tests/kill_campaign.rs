@@ -11,7 +11,8 @@
 //! (default 1) the kill points per phase; the long campaign reported in
 //! docs/performance.md runs this test with more points.
 //! `PV_KILL_BIN` names the binary to run instead of the one cargo built;
-//! `PV_KILL_PHASES` (indices, `6,7`) kills in those phases only.
+//! `PV_KILL_PHASES` (indices, `6,7`) kills in those phases only;
+//! `PV_KILL_PORCH_API=v1alpha2` runs the `local` commands in that mode.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -130,7 +131,12 @@ impl Step {
             Step::ProposeDelete => &["rpkg", "--dir", &d, "propose-delete", "--all"],
             Step::Delete => &["rpkg", "--dir", &d, "delete", "--all"],
         };
-        v.iter().map(|s| s.to_string()).collect()
+        let mut args: Vec<String> = v.iter().map(|s| s.to_string()).collect();
+        if let (Step::Init | Step::Reconcile, Ok(api)) = (self, std::env::var("PV_KILL_PORCH_API"))
+        {
+            args.insert(1, format!("--porch-api={api}"));
+        }
+        args
     }
 }
 
@@ -141,9 +147,13 @@ fn run(step: Step, dir: &Path) -> String {
         .expect("the binary runs");
     assert!(
         out.status.success(),
-        "{step:?} on {} failed: {}",
+        "{step:?} on {} failed: {}\n{}",
         dir.display(),
-        String::from_utf8_lossy(&out.stderr)
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+            .chars()
+            .take(4000)
+            .collect::<String>()
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }

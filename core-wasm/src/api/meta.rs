@@ -73,7 +73,7 @@ pub struct ObjectMeta {
 
 /// Reads `null` as the empty value, as Go's JSON decoder reads it into a
 /// nil map or slice (`labels: null` in a file is no labels).
-fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+pub(crate) fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
 where
     D: serde::Deserializer<'de>,
     T: Default + Deserialize<'de>,

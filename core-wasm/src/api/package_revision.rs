@@ -130,11 +130,19 @@ pub struct ReadinessGate {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PackageMetadata {
-    /// Labels.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    /// Labels (`null` reads as none, as the Kptfile sync writes a nil map).
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "super::meta::null_as_default"
+    )]
     pub labels: BTreeMap<String, String>,
-    /// Annotations.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    /// Annotations (`null` reads as none).
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "super::meta::null_as_default"
+    )]
     pub annotations: BTreeMap<String, String>,
 }
 

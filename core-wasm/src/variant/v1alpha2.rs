@@ -497,6 +497,20 @@ mod tests {
         assert_eq!(kept.annotations.keys().collect::<Vec<_>>(), ["note"]);
     }
 
+    /// The Kptfile sync writes a package without labels as `labels: null`
+    /// (upstream's JSON); the object must still read.
+    #[test]
+    fn null_package_metadata_maps_read_as_empty() {
+        let obj: PrV2 = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "r.p.ws"},
+            "spec": {"packageMetadata": {"labels": null, "annotations": {"a": "b"}}},
+        }))
+        .expect("reads");
+        let meta = obj.spec.package_metadata.expect("metadata");
+        assert!(meta.labels.is_empty());
+        assert_eq!(meta.annotations["a"], "b");
+    }
+
     #[test]
     fn the_kptfile_names_the_upgrade_strategy() {
         let k = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: web\nupstream:\n  type: git\n  updateStrategy: fast-forward\n";
