@@ -130,14 +130,15 @@ pub struct ReadinessGate {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PackageMetadata {
-    /// Labels (`null` reads as none, as the Kptfile sync writes a nil map).
+    /// Labels.
+    // `null` reads as none: the Kptfile sync writes a nil map so.
     #[serde(
         default,
         skip_serializing_if = "BTreeMap::is_empty",
         deserialize_with = "super::meta::null_as_default"
     )]
     pub labels: BTreeMap<String, String>,
-    /// Annotations (`null` reads as none).
+    /// Annotations.
     #[serde(
         default,
         skip_serializing_if = "BTreeMap::is_empty",
