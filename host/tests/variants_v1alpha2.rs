@@ -165,7 +165,7 @@ impl Fleet {
                 let session = self.session(&git, &renderer);
                 session.retry_unready().unwrap();
                 let v2 = V2Revisions::new(&session.api, &git, Some(&session));
-                run_to_fixed_point(
+                let report = run_to_fixed_point(
                     &Ctx {
                         revisions: &v2,
                         objects: &self.objects,
@@ -175,7 +175,11 @@ impl Fleet {
                     },
                     10,
                     &NoProgress,
-                )
+                );
+                // As `local` does: the renders left for a push that did
+                // not come.
+                session.retry_unready().unwrap();
+                report
             }
         }
         .unwrap();
@@ -761,4 +765,95 @@ fn the_fleet_demo_gives_the_same_packages_in_either_mode() {
     for (a, b) in snaps[0].iter().zip(&snaps[1]) {
         assert_eq!(a, b);
     }
+}
+
+/// The commit messages of `repo`'s draft branch past `main`, newest first.
+fn draft_commits(f: &Fleet, repo: &str, package: &str, workspace: &str) -> Vec<String> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(f.root.join(repo))
+        .args([
+            "log",
+            "--format=%s",
+            &format!("main..drafts/{package}/{workspace}"),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// In local mode the PackageRevision controller leaves a declared draft's
+/// render for the variant's push: a new draft is made, mutated and
+/// rendered once (three commits, not four). A draft the variant's
+/// mutations do not change gets its render from the run's last sweep and
+/// is Ready like the others.
+#[test]
+fn a_declared_draft_is_rendered_once() {
+    let f = Fleet::new(2, PorchApi::V1alpha2);
+    f.objects.put_package_variant(pv("pv-1", "edge-1"));
+    let mut bare = pv("pv-2", "edge-2");
+    bare.spec.package_context = None;
+    bare.spec.labels.clear();
+    bare.spec.pipeline = None;
+    f.objects.put_package_variant(bare);
+    let report = f.run();
+    assert_eq!(
+        count(&report, "requested clone draft"),
+        2,
+        "{:#?}",
+        report.events
+    );
+    assert_eq!(count(&report, "mutated draft"), 1, "{:#?}", report.events);
+    assert_eq!(
+        draft_commits(&f, "edge-1", "web", "packagevariant-1"),
+        [
+            "Update web/packagevariant-1",
+            "Update web/packagevariant-1",
+            "Create web/packagevariant-1"
+        ],
+        "source, push, render"
+    );
+    let git = f.git();
+    let renderer = renderer();
+    let session = f.session(&git, &renderer);
+    for name in ["edge-1.web.packagevariant-1", "edge-2.web.packagevariant-1"] {
+        let obj = session.object(NS, name).unwrap();
+        let ready = obj.status.conditions.iter().find(|c| c.type_ == "Ready");
+        assert_eq!(
+            ready.map(|c| c.status.as_str()),
+            Some("True"),
+            "{name}: {:#?}",
+            obj.status
+        );
+        let rendered = obj.status.conditions.iter().find(|c| c.type_ == "Rendered");
+        assert_eq!(
+            rendered.map(|c| c.status.as_str()),
+            Some("True"),
+            "{name}: {:#?}",
+            obj.status
+        );
+    }
+    // The rendered package carries the pipeline's label.
+    let files = git
+        .resources(NS, "edge-2.web.packagevariant-1")
+        .unwrap()
+        .spec
+        .resources
+        .unwrap();
+    assert!(
+        files["deployment.yaml"].contains("app: web"),
+        "{}",
+        files["deployment.yaml"]
+    );
+    assert_eq!(
+        draft_commits(&f, "edge-2", "web", "packagevariant-1").len(),
+        2,
+        "source and render"
+    );
+    assert!(f.run().events.is_empty());
 }

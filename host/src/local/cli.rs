@@ -49,10 +49,11 @@ pub struct LocalArgs {
     /// No progress bar.
     #[arg(long)]
     pub no_progress: bool,
-    /// How the variants' drafts are made: `v1alpha1` writes them with their
-    /// content; `v1alpha2` declares v1alpha2 PackageRevisions with a
-    /// source, which the PackageRevision controller makes.
-    #[arg(long, value_enum, default_value_t = PorchApi::V1alpha1)]
+    /// How the variants' drafts are made: `v1alpha2` (the default here)
+    /// declares v1alpha2 PackageRevisions with a source, which the
+    /// PackageRevision controller in this process makes; `v1alpha1` writes
+    /// them with their content.
+    #[arg(long, value_enum, default_value_t = PorchApi::V1alpha2)]
     pub porch_api: PorchApi,
 }
 
@@ -462,6 +463,9 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
             ..ctx
         };
         let report = run_to_fixed_point(&ctx, args.max_passes, &bar)?;
+        // Drafts whose render was left for a push that did not come (the
+        // variant's mutations changed nothing) are rendered now.
+        session.retry_unready()?;
         let lines = super::rpkg::reconcile_declared(&session, &declared)?;
         (report, lines)
     } else {

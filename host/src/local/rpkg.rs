@@ -45,6 +45,7 @@ pub struct Session<'a> {
     /// Reads `cloneFrom.git` packages.
     pub fetch: GitFetch,
     slots: RenderSlots,
+    no_slots: RenderSlots,
     now: String,
 }
 
@@ -73,6 +74,7 @@ impl<'a> Session<'a> {
                 base: dir.to_path_buf(),
             },
             slots: RenderSlots::new(0),
+            no_slots: RenderSlots::none(),
             now,
         })
     }
@@ -80,6 +82,17 @@ impl<'a> Session<'a> {
     /// Reconciles one object until it asks for nothing more; the last
     /// outcome.
     pub fn settle(&self, namespace: &str, name: &str) -> Result<Outcome, LocalError> {
+        self.settle_with(namespace, name, false)
+    }
+
+    /// [`Session::settle`]; with `defer_render`, no render slot is free,
+    /// so a render is put off (the object stays not Ready, awaiting it).
+    fn settle_with(
+        &self,
+        namespace: &str,
+        name: &str,
+        defer_render: bool,
+    ) -> Result<Outcome, LocalError> {
         let content = StoreContent::new(self.store);
         let renderer = CoreRenderer {
             core: self.core,
@@ -90,14 +103,18 @@ impl<'a> Session<'a> {
             api: &self.api,
             content: &content,
             renderer: Some(&renderer),
-            slots: &self.slots,
+            slots: if defer_render {
+                &self.no_slots
+            } else {
+                &self.slots
+            },
             fetcher: &self.fetch,
         };
         let mut outcome = Outcome::default();
         for _ in 0..MAX_PASSES {
             outcome = crate::prc::reconcile(&deps, namespace, name, &self.now, &Config::default())
                 .map_err(|e| LocalError::Usage(e.to_string()))?;
-            if outcome.error.is_some() {
+            if outcome.error.is_some() || (defer_render && outcome.requeue_after_ms > 0) {
                 break;
             }
             if !outcome.requeue && outcome.requeue_after_ms == 0 {
@@ -226,9 +243,14 @@ impl<'a> Session<'a> {
     }
 }
 
-impl crate::store::v1alpha2::SourceController for Session<'_> {
-    fn wake(&self, namespace: &str, name: &str) -> crate::store::StoreResult<()> {
-        match self.settle(namespace, name) {
+impl Session<'_> {
+    fn wake_with(
+        &self,
+        namespace: &str,
+        name: &str,
+        defer_render: bool,
+    ) -> crate::store::StoreResult<()> {
+        match self.settle_with(namespace, name, defer_render) {
             Ok(_) => Ok(()),
             Err(LocalError::Store(e)) => Err(e),
             Err(e) => Err(crate::store::StoreError::Data {
@@ -236,6 +258,21 @@ impl crate::store::v1alpha2::SourceController for Session<'_> {
                 message: e.to_string(),
             }),
         }
+    }
+}
+
+impl crate::store::v1alpha2::SourceController for Session<'_> {
+    fn wake(&self, namespace: &str, name: &str) -> crate::store::StoreResult<()> {
+        self.wake_with(namespace, name, false)
+    }
+
+    /// Runs the source now and leaves the render for later, as a
+    /// controller whose render slots are all taken does: the variant's
+    /// push asks for a render of the mutated draft, and the run's last
+    /// sweep ([`Session::retry_unready`]) renders a draft the variant did
+    /// not change. One render per new draft instead of two.
+    fn declared(&self, namespace: &str, name: &str) -> crate::store::StoreResult<()> {
+        self.wake_with(namespace, name, true)
     }
 }
 

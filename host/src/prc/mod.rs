@@ -136,6 +136,15 @@ impl RenderSlots {
         }
     }
 
+    /// No slot ever free: every render is put off, as when all of a
+    /// controller's slots are taken.
+    pub fn none() -> Self {
+        RenderSlots {
+            limit: 1,
+            taken: AtomicUsize::new(1),
+        }
+    }
+
     /// Takes a slot without waiting; `None` when all are taken.
     pub fn try_take(&self) -> Option<SlotGuard<'_>> {
         let mut cur = self.taken.load(Ordering::Acquire);

@@ -35,7 +35,8 @@ use serde_json::{json, Map, Value};
 use super::{Files, NewRevision, PackageRevisionStore, PrFilter, StoreError, StoreResult};
 use crate::prc::{CallError, CallResult};
 
-/// Which API the variant controllers drive (`--porch-api`).
+/// Which API the variant controllers drive (`--porch-api`). `Default` is
+/// Kubernetes mode's, `v1alpha1`; `local` defaults to `v1alpha2`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
 pub enum PorchApi {
     /// Porch's aggregated API: drafts are written with their content.
@@ -69,6 +70,13 @@ pub trait PrObjects {
 pub trait SourceController {
     /// Reconciles `namespace/name`.
     fn wake(&self, namespace: &str, name: &str) -> StoreResult<()>;
+
+    /// Reconciles `namespace/name`, just declared by a variant whose push
+    /// follows once the source is done: the controller may leave the
+    /// render for that push.
+    fn declared(&self, namespace: &str, name: &str) -> StoreResult<()> {
+        self.wake(namespace, name)
+    }
 }
 
 /// Revisions as v1alpha2 objects over their content in Git.
@@ -308,7 +316,9 @@ impl PackageRevisionStore for V2Revisions<'_> {
         self.objects
             .create(&value)
             .map_err(store_error(&ns, &name))?;
-        self.wake(&ns, &name)?;
+        if let Some(c) = self.controller {
+            c.declared(&ns, &name)?;
+        }
         self.get(&ns, &name)
     }
 
