@@ -309,3 +309,53 @@ fn v1alpha2_overlay_adds_the_porch_api_to_every_reconciler() {
     );
     assert_eq!(args.reconcilers.len(), 4);
 }
+
+/// `deploy/sharded/`: every reconciler, three replicas, `--shards=32`,
+/// and a Role over the namespace's Leases bound to the controller's
+/// service account, granting exactly what the shard rounds call.
+#[test]
+fn sharded_overlay_runs_three_replicas_on_shard_leases() {
+    let dir = deploy_dir().join("sharded");
+    let kustomization = &objects(&dir.join("kustomization.yaml"))[0];
+    assert_eq!(
+        kustomization["resources"],
+        serde_json::json!(["../packagerevisions", "rbac.yaml"])
+    );
+    let patch = &kustomization["patches"][0];
+    assert_eq!(patch["target"]["kind"], "Deployment");
+    let ops = pv_core::yaml::parse_stream(patch["patch"].as_str().expect("inline patch"))
+        .expect("the patch parses");
+    let ops = pv_core::yaml::to_json(&ops[0]).expect("json");
+    let mut with = objects(&deploy_dir().join("packagerevisions/controllers.yaml"));
+    for op in ops.as_array().expect("ops") {
+        match op["path"].as_str() {
+            Some("/spec/replicas") => with[0]["spec"]["replicas"] = op["value"].clone(),
+            Some("/spec/template/spec/containers/0/args/-") => with[0]["spec"]["template"]["spec"]
+                ["containers"][0]["args"]
+                .as_array_mut()
+                .expect("args")
+                .push(op["value"].clone()),
+            other => panic!("unexpected patch path {other:?}"),
+        }
+    }
+    let (deployment, args) = controller_args(&with);
+    assert_eq!(deployment["spec"]["replicas"], 3);
+    assert_eq!(args.shards, 32);
+    assert_eq!(args.reconcilers.len(), 4);
+    let rbac = objects(&dir.join("rbac.yaml"));
+    let role = find(&rbac, "Role")[0];
+    let binding = find(&rbac, "RoleBinding")[0];
+    let base = all_objects();
+    let account = find(&base, "ServiceAccount")[0];
+    assert_eq!(
+        role["metadata"]["namespace"],
+        account["metadata"]["namespace"]
+    );
+    assert_eq!(binding["roleRef"]["name"], role["metadata"]["name"]);
+    assert_eq!(binding["subjects"][0]["name"], account["metadata"]["name"]);
+    assert_eq!(
+        role["rules"],
+        serde_json::json!([{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+                            "verbs": ["get", "list", "create", "update"]}])
+    );
+}

@@ -64,7 +64,7 @@ impl Cluster {
             config: pv_core::prc::reconcile::Config::default(),
             git_root: root.path().to_path_buf(),
             git_fetch_interval: std::time::Duration::ZERO,
-            leader,
+            gates: porch_variants::kube::shard::Gates::single(leader),
         });
         Cluster {
             server,

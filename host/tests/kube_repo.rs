@@ -107,7 +107,7 @@ impl Cluster {
             config: pv_core::prc::reconcile::Config::default(),
             git_root: root.path().to_path_buf(),
             git_fetch_interval: Duration::ZERO,
-            leader: leader.clone(),
+            gates: porch_variants::kube::shard::Gates::single(leader.clone()),
         });
         let config = pv_core::repo::reconcile::Config {
             create_v1alpha2: true,
@@ -376,6 +376,9 @@ async fn controller_runs_the_repositories_reconciler() {
         lease_name: "porch-variants".into(),
         lease_namespace: "default".into(),
         identity: "test".into(),
+        shards: 0,
+        lease_duration: Duration::from_secs(15),
+        lease_renew_every: Duration::from_secs(5),
         native_core: true,
         cache_sync_timeout: 20,
         porch_api: Default::default(),

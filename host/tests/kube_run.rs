@@ -26,6 +26,9 @@ fn args() -> ControllerArgs {
         lease_name: "porch-variants".into(),
         lease_namespace: "default".into(),
         identity: "test".into(),
+        shards: 0,
+        lease_duration: Duration::from_secs(15),
+        lease_renew_every: Duration::from_secs(5),
         native_core: true,
         cache_sync_timeout: 20,
         porch_api: Default::default(),
@@ -330,4 +333,61 @@ async fn with_v1alpha2_the_variants_run_without_porch_server() {
         post.body["spec"]["source"]["cloneFrom"]["upstreamRef"]["name"],
         "blueprints.web.v1"
     );
+}
+
+/// With `--shards`, the replica (alone: all four shards are its share)
+/// takes the shards from its second round, the objects of each shard it
+/// takes are handed to the controllers (the variant's event came while no
+/// shard was held), and at shutdown its Leases are released after the
+/// last write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sharded_replica_reconciles_the_shards_it_takes_and_releases_them() {
+    let server = one_variant(&[], Duration::ZERO);
+    server.lock().unwrap().stateful_leases = true;
+    let mut a = args();
+    a.shards = 4;
+    a.lease_duration = Duration::from_millis(1500);
+    a.lease_renew_every = Duration::from_millis(200);
+    let calls = run_until(&server, a, &format!("PATCH {PV_PATH}/pv1/status")).await;
+    assert_eq!(
+        writes(&calls)
+            .into_iter()
+            .filter(|l| !l.contains("/leases"))
+            .collect::<Vec<_>>(),
+        one_reconcile()
+    );
+    let leases = server.lock().unwrap().leases.clone();
+    let names: Vec<&String> = leases.keys().collect();
+    assert_eq!(
+        names,
+        [
+            "porch-variants-member-test",
+            "porch-variants-shard-0",
+            "porch-variants-shard-1",
+            "porch-variants-shard-2",
+            "porch-variants-shard-3",
+        ]
+    );
+    for (name, lease) in &leases {
+        assert_eq!(
+            lease["spec"]["holderIdentity"],
+            serde_json::Value::Null,
+            "{name} released"
+        );
+    }
+    let last_write = calls
+        .iter()
+        .rposition(|c| c.line() == format!("PATCH {PV_PATH}/pv1/status"))
+        .unwrap();
+    let first_release = calls
+        .iter()
+        .position(|c| {
+            c.method == "PUT"
+                && c.uri.contains("/leases/")
+                && c.body["spec"]["holderIdentity"].is_null()
+        })
+        .unwrap();
+    assert!(first_release > last_write);
+    let denied = ungranted_with(&calls, &["sharded/rbac.yaml"]);
+    assert!(denied.is_empty(), "{denied:#?}");
 }

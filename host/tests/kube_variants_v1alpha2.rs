@@ -100,7 +100,7 @@ impl Cluster {
             config: pv_core::prc::reconcile::Config::default(),
             git_root: root.path().to_path_buf(),
             git_fetch_interval: std::time::Duration::ZERO,
-            leader: leader.clone(),
+            gates: porch_variants::kube::shard::Gates::single(leader.clone()),
         });
         let mut context = Context::new(
             client,

@@ -21,6 +21,7 @@ use super::api::{KubeResource, PackageRevision, PackageVariant, PackageVariantSe
 use super::cache::Caches;
 use super::metrics::{ErrorLabels, Metrics};
 use super::recent::Expectations;
+use super::shard::Gates;
 use super::store::KubeStore;
 use crate::engine_api::Core;
 use crate::reconcile::{package_variant, package_variant_set, Ctx, Event, ReconcileError};
@@ -100,8 +101,9 @@ pub struct Context {
     pub core: Arc<dyn Core + Send + Sync>,
     /// Metrics.
     pub metrics: Arc<Metrics>,
-    /// Whether this replica holds the Lease (always true without election).
-    pub leader: watch::Receiver<bool>,
+    /// Which objects this replica may write: the leader Lease's one gate
+    /// (always open without election), or one per shard.
+    pub gates: Gates,
     /// Objects written that the caches may not show yet, read over them
     /// by every reconcile.
     pub recent: Expectations,
@@ -126,7 +128,7 @@ impl Context {
             caches,
             core,
             metrics,
-            leader,
+            gates: Gates::single(leader),
             recent: Expectations::default(),
             v1alpha2: None,
             failures: Mutex::default(),
@@ -199,12 +201,15 @@ where
 {
     let handle = Handle::current();
     let (client, caches, core) = (ctx.client.clone(), ctx.caches.clone(), ctx.core.clone());
-    let (recent, leader) = (ctx.recent.clone(), ctx.leader.clone());
+    let recent = ctx.recent.clone();
+    let (ns_of, name_of) = object.split_once('/').unwrap_or(("", object));
+    let gate = ctx.gates.gate(ns_of, name_of);
     let v1alpha2 = ctx.v1alpha2.clone();
     let namespace = object.split('/').next().unwrap_or_default().to_string();
     let (result, events) = tokio::task::spawn_blocking(move || {
         let v2_recent = recent.v1alpha2.clone();
-        let store = KubeStore::sharing(client, caches, handle.clone(), recent).leading(leader);
+        let store =
+            KubeStore::sharing(client, caches, handle.clone(), recent).leading(gate.clone());
         let mut events = Vec::new();
         let Some(prc) = v1alpha2 else {
             let rctx = Ctx {
@@ -237,7 +242,7 @@ where
                     return (Err(e), events);
                 }
             };
-        let objects = super::v1alpha2::KubeV2Objects::new(&prc, &v2_recent, handle);
+        let objects = super::v1alpha2::KubeV2Objects::new(&prc, &v2_recent, handle, gate);
         let revisions = crate::store::v1alpha2::V2Revisions::new(&objects, &git, None);
         let rctx = Ctx {
             revisions: &revisions,
@@ -266,17 +271,37 @@ where
     Ok(events)
 }
 
+/// Whether this replica may reconcile `obj` now; when not, the action
+/// (another replica owns it, or this one waits for the leader Lease).
+fn not_writable<K: ResourceExt>(ctx: &Context, controller: &str, obj: &K) -> Option<Action> {
+    let (ns, name) = (obj.namespace().unwrap_or_default(), obj.name_any());
+    if ctx.gates.open(&ns, &name) {
+        ctx.metrics
+            .shard_reconcile(controller, ctx.gates.shard_of(&ns, &name));
+        return None;
+    }
+    ctx.metrics
+        .not_leader
+        .get_or_create(&Metrics::labels(controller))
+        .inc();
+    Some(if ctx.gates.is_sharded() {
+        // The replica that takes the shard reconciles everything in it.
+        Action::await_change()
+    } else {
+        Action::requeue(NOT_LEADER_RETRY)
+    })
+}
+
 /// Reconciles one PackageVariant.
-#[tracing::instrument(skip_all, fields(pv = %key(pv.as_ref())))]
+#[tracing::instrument(skip_all, fields(pv = %key(pv.as_ref()), shard = ctx.gates.shard_of(&pv.namespace().unwrap_or_default(), &pv.name_any())))]
 pub async fn reconcile_package_variant(
     pv: Arc<PackageVariant>,
     ctx: Arc<Context>,
 ) -> Result<Action, Error> {
     let object = key(pv.as_ref());
     let labels = Metrics::labels(PACKAGE_VARIANTS);
-    if !*ctx.leader.borrow() {
-        ctx.metrics.not_leader.get_or_create(&labels).inc();
-        return Ok(Action::requeue(NOT_LEADER_RETRY));
+    if let Some(action) = not_writable(&ctx, PACKAGE_VARIANTS, pv.as_ref()) {
+        return Ok(action);
     }
     ctx.metrics.reconciles.get_or_create(&labels).inc();
     // The variant as this controller last wrote it while the cache has not
@@ -301,16 +326,15 @@ pub async fn reconcile_package_variant(
 }
 
 /// Reconciles one PackageVariantSet.
-#[tracing::instrument(skip_all, fields(pvs = %key(pvs.as_ref())))]
+#[tracing::instrument(skip_all, fields(pvs = %key(pvs.as_ref()), shard = ctx.gates.shard_of(&pvs.namespace().unwrap_or_default(), &pvs.name_any())))]
 pub async fn reconcile_package_variant_set(
     pvs: Arc<PackageVariantSet>,
     ctx: Arc<Context>,
 ) -> Result<Action, Error> {
     let object = key(pvs.as_ref());
     let labels = Metrics::labels(PACKAGE_VARIANT_SETS);
-    if !*ctx.leader.borrow() {
-        ctx.metrics.not_leader.get_or_create(&labels).inc();
-        return Ok(Action::requeue(NOT_LEADER_RETRY));
+    if let Some(action) = not_writable(&ctx, PACKAGE_VARIANT_SETS, pvs.as_ref()) {
+        return Ok(action);
     }
     ctx.metrics.reconciles.get_or_create(&labels).inc();
     let core_pvs = pvs.to_core().map_err(|source| Error::Convert {

@@ -1,7 +1,8 @@
 //! Prometheus metrics (`/metrics`): reconciles and errors by controller and
 //! reason, the objects waiting for a retry (the work queue's depth beyond
-//! the watch-driven work), the writes non-leaders skipped, and the fuel the
-//! package-editing component used.
+//! the watch-driven work), the writes non-leaders skipped, the fuel the
+//! package-editing component used, and per shard: reconciles, objects
+//! owned, shards held, taken and given up.
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -25,6 +26,15 @@ pub struct ErrorLabels {
     pub reason: String,
 }
 
+/// Labels of a per-shard count.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ShardLabels {
+    /// The reconciler.
+    pub controller: String,
+    /// The shard (0 without sharding).
+    pub shard: u32,
+}
+
 /// The controller's metrics.
 #[derive(Debug, Default)]
 pub struct Metrics {
@@ -38,6 +48,12 @@ pub struct Metrics {
     pub not_leader: Family<ControllerLabels, Counter>,
     /// Fuel the component used (0 with the native core).
     pub component_fuel: Counter,
+    /// Reconciles started, by shard.
+    pub shard_reconciles: Family<ShardLabels, Counter>,
+    /// Objects of each controller in the shards this replica holds.
+    pub owned: Family<ControllerLabels, Gauge>,
+    /// The shard Leases' own figures.
+    pub shards: super::shard::ShardMetrics,
 }
 
 impl Metrics {
@@ -66,7 +82,47 @@ impl Metrics {
             "Fuel the package-editing component used, about one unit per WebAssembly instruction",
             m.component_fuel.clone(),
         );
+        sub.register(
+            "shard_reconciles",
+            "Reconciles started, by controller and shard",
+            m.shard_reconciles.clone(),
+        );
+        sub.register(
+            "owned_objects",
+            "Objects of each controller in the shards this replica holds",
+            m.owned.clone(),
+        );
+        sub.register(
+            "shards_held",
+            "Shards this replica holds",
+            m.shards.held.clone(),
+        );
+        sub.register(
+            "shard_members",
+            "Live replicas seen in the shard Leases",
+            m.shards.members.clone(),
+        );
+        sub.register(
+            "shards_taken",
+            "Shards this replica took",
+            m.shards.taken.clone(),
+        );
+        sub.register(
+            "shards_given_up",
+            "Shards this replica gave up to make room for another",
+            m.shards.given_up.clone(),
+        );
         m
+    }
+
+    /// Counts a reconcile of `controller` in `shard`.
+    pub fn shard_reconcile(&self, controller: &str, shard: u32) {
+        self.shard_reconciles
+            .get_or_create(&ShardLabels {
+                controller: controller.to_string(),
+                shard,
+            })
+            .inc();
     }
 
     /// Brings the fuel counter up to `total`, the core's fuel used so far

@@ -11,6 +11,7 @@
 //!   Repository controllers (reconcilers `packagerevisions`, `repositories`);
 //! * [`run`] — `porch-variants controller`: the wiring;
 //! * [`leader`] — leader election on a `coordination.k8s.io` Lease;
+//! * [`shard`] — the objects split across replicas by shard Leases;
 //! * [`metrics`] and [`health`] — `/metrics`, `/healthz`, `/readyz`.
 
 pub mod api;
@@ -24,6 +25,7 @@ pub mod prc;
 pub mod recent;
 pub mod repo;
 pub mod run;
+pub mod shard;
 pub mod store;
 pub mod v1alpha2;
 

@@ -24,6 +24,7 @@ use tokio::runtime::Handle;
 use tokio::sync::watch;
 
 use super::api::Repository;
+use super::shard::Gates;
 use crate::engine_api::Core;
 use crate::prc::content::StoreContent;
 use crate::prc::fetch::GitFetch;
@@ -98,20 +99,18 @@ pub struct PrcContext {
     pub git_root: PathBuf,
     /// `--packagerevisions.git-fetch-interval`.
     pub git_fetch_interval: Duration,
-    /// Whether this replica may write.
-    pub leader: watch::Receiver<bool>,
+    /// Which objects this replica may write.
+    pub gates: Gates,
 }
 
-impl PrcContext {
-    /// Whether this replica may write `what`; an error naming it if not.
-    pub(crate) fn leading(&self, what: &str) -> CallResult<()> {
-        if *self.leader.borrow() {
-            Ok(())
-        } else {
-            Err(CallError::Failed(format!(
-                "{what}: not written, this replica no longer holds the leader Lease"
-            )))
-        }
+/// Whether `gate` lets this replica write `what`; an error naming it if not.
+pub(crate) fn leading(gate: &watch::Receiver<bool>, what: &str) -> CallResult<()> {
+    if *gate.borrow() {
+        Ok(())
+    } else {
+        Err(CallError::Failed(format!(
+            "{what}: not written, this replica no longer holds the object's Lease"
+        )))
     }
 }
 
@@ -145,6 +144,7 @@ pub(crate) fn api_err(what: &str, e: kube::Error) -> CallError {
 pub struct KubePrApi<'a> {
     ctx: &'a PrcContext,
     handle: Handle,
+    gate: watch::Receiver<bool>,
 }
 
 impl KubePrApi<'_> {
@@ -153,7 +153,7 @@ impl KubePrApi<'_> {
     }
 
     fn leading(&self, what: &str) -> CallResult<()> {
-        self.ctx.leading(what)
+        leading(&self.gate, what)
     }
 
     fn key(object: &Value) -> (String, String) {
@@ -351,12 +351,17 @@ pub fn wakes(old: &DynamicObject, new: &DynamicObject) -> bool {
 }
 
 /// Reconciles one v1alpha2 PackageRevision.
-#[tracing::instrument(skip_all, fields(packagerevision = %format!("{}/{}", obj.namespace().unwrap_or_default(), obj.name_any())))]
+#[tracing::instrument(skip_all, fields(packagerevision = %format!("{}/{}", obj.namespace().unwrap_or_default(), obj.name_any()), shard = ctx.gates.shard_of(&obj.namespace().unwrap_or_default(), &obj.name_any())))]
 pub async fn reconcile(obj: Arc<DynamicObject>, ctx: Arc<PrcContext>) -> Result<Action, PrcError> {
     let (ns, name) = (obj.namespace().unwrap_or_default(), obj.name_any());
     let object = format!("{ns}/{name}");
-    if !*ctx.leader.borrow() {
-        return Ok(Action::requeue(Duration::from_secs(5)));
+    let gate = ctx.gates.gate(&ns, &name);
+    if !*gate.borrow() {
+        return Ok(if ctx.gates.is_sharded() {
+            Action::await_change()
+        } else {
+            Action::requeue(Duration::from_secs(5))
+        });
     }
     let handle = Handle::current();
     let c = ctx.clone();
@@ -369,7 +374,11 @@ pub async fn reconcile(obj: Arc<DynamicObject>, ctx: Arc<PrcContext>) -> Result<
         };
         let git = RemoteRevisions::open_with(local, remote, options).map_err(|e| e.to_string())?;
         let content = StoreContent::new(&git);
-        let api = KubePrApi { ctx: &c, handle };
+        let api = KubePrApi {
+            ctx: &c,
+            handle,
+            gate,
+        };
         let renderer = c.renderer.as_ref().map(|r| CoreRenderer {
             core: c.core.as_ref(),
             renderer: r,

@@ -50,6 +50,7 @@ use tokio::sync::{watch, Semaphore};
 use super::api::Repository;
 use super::prc::api_err;
 use super::prc::PrcContext;
+use super::shard::Gates;
 use crate::prc::{CallError, CallResult};
 use crate::store::git::GitRepoConfig;
 use crate::store::remote::RemoteRevisions;
@@ -166,8 +167,8 @@ pub struct RepoContext {
     pub syncs: Arc<Semaphore>,
     /// The reconcile's configuration.
     pub config: Config,
-    /// Whether this replica may write.
-    pub leader: watch::Receiver<bool>,
+    /// Which objects this replica may write.
+    pub gates: Gates,
     /// Repositories a full sync was started for since the process started
     /// (`<namespace>/<name>`).
     pub synced: Mutex<HashSet<String>>,
@@ -193,7 +194,7 @@ impl RepoContext {
             git,
             syncs: Arc::new(Semaphore::new(slots)),
             config,
-            leader,
+            gates: Gates::single(leader),
             synced: Mutex::default(),
             backoff: Mutex::default(),
             jobs: Mutex::default(),
@@ -281,17 +282,13 @@ struct Executor<'a> {
     opened: Option<Opened>,
     /// Sync slots taken and not given back by this executor.
     slots_taken: usize,
+    /// Open while this replica may write the Repository's objects.
+    gate: watch::Receiver<bool>,
 }
 
 impl Executor<'_> {
     fn leading(&self, what: &str) -> CallResult<()> {
-        if *self.ctx.leader.borrow() {
-            Ok(())
-        } else {
-            Err(CallError::Failed(format!(
-                "{what}: not written, this replica no longer holds the leader Lease"
-            )))
-        }
+        super::prc::leading(&self.gate, what)
     }
 
     fn repo_api(&self, ns: &str) -> Api<DynamicObject> {
@@ -749,6 +746,7 @@ pub fn reconcile_once(
         handle,
         opened: None,
         slots_taken: 0,
+        gate: ctx.gates.gate(namespace, name),
     };
     let mut input = StepInput {
         namespace: namespace.to_string(),
@@ -778,11 +776,15 @@ pub fn sync_once(
     now: &str,
 ) -> Outcome {
     let object = pv_core::repo::cold_start_key(&repository);
+    let gate = ctx
+        .gates
+        .gate(&repository.metadata.namespace, &repository.metadata.name);
     let mut exec = Executor {
         ctx,
         handle,
         opened: None,
         slots_taken: 1,
+        gate,
     };
     let mut input = SyncInput {
         repository,
@@ -840,12 +842,16 @@ fn backoff(ctx: &RepoContext, object: &str) -> Duration {
 }
 
 /// Reconciles one Repository.
-#[tracing::instrument(skip_all, fields(repository = %format!("{}/{}", obj.namespace().unwrap_or_default(), obj.name_any())))]
+#[tracing::instrument(skip_all, fields(repository = %format!("{}/{}", obj.namespace().unwrap_or_default(), obj.name_any()), shard = ctx.gates.shard_of(&obj.namespace().unwrap_or_default(), &obj.name_any())))]
 pub async fn reconcile(obj: Arc<Repository>, ctx: Arc<RepoContext>) -> Result<Action, RepoError> {
     let (ns, name) = (obj.namespace().unwrap_or_default(), obj.name_any());
     let object = format!("{ns}/{name}");
-    if !*ctx.leader.borrow() {
-        return Ok(Action::requeue(Duration::from_secs(5)));
+    if !ctx.gates.open(&ns, &name) {
+        return Ok(if ctx.gates.is_sharded() {
+            Action::await_change()
+        } else {
+            Action::requeue(Duration::from_secs(5))
+        });
     }
     let handle = Handle::current();
     let c = ctx.clone();

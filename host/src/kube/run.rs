@@ -60,6 +60,18 @@ pub struct ControllerArgs {
     /// This replica's identity in the Lease.
     #[arg(long, env = "POD_NAME", default_value = "porch-variants")]
     pub identity: String,
+    /// Split every controller's objects across the replicas in this many
+    /// shards, each held on a Lease (`<lease-name>-shard-<k>`) by one
+    /// replica at a time; 0 keeps one leader writing everything.
+    #[arg(long, default_value_t = 0)]
+    pub shards: u32,
+    /// How long a Lease (the leader's, a shard's, a member's) holds
+    /// without renewal.
+    #[arg(long, default_value = "15s", value_parser = humantime::parse_duration)]
+    pub lease_duration: Duration,
+    /// How often Leases are renewed (and free ones looked for).
+    #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
+    pub lease_renew_every: Duration,
     /// Run the core natively instead of as the WebAssembly component.
     #[arg(long)]
     pub native_core: bool,
@@ -265,6 +277,113 @@ where
         })
 }
 
+/// Hands the objects of a newly taken shard to the controllers, and keeps
+/// the owned-object gauges.
+struct Handoff {
+    gates: super::shard::Gates,
+    caches: Caches,
+    prc_store: reflector::Store<DynamicObject>,
+    pv: mpsc::UnboundedSender<PackageVariant>,
+    pvs: mpsc::UnboundedSender<PackageVariantSet>,
+    prc: mpsc::UnboundedSender<DynamicObject>,
+    repo: mpsc::UnboundedSender<Repository>,
+    metrics: Arc<Metrics>,
+    /// Which reconcilers run: variants, sets, PackageRevisions, Repositories.
+    controllers: [bool; 4],
+}
+
+impl Handoff {
+    fn in_shard<K: Resource>(&self, obj: &K, shard: u32) -> bool {
+        self.gates
+            .shard_of(&obj.namespace().unwrap_or_default(), &obj.name_any())
+            == shard
+    }
+
+    fn owned<K: Resource>(&self, objs: &[Arc<K>], controller: &str) {
+        let held = self.gates.held();
+        let n = objs
+            .iter()
+            .filter(|o| {
+                held.contains(
+                    &self
+                        .gates
+                        .shard_of(&o.namespace().unwrap_or_default(), &o.name_any()),
+                )
+            })
+            .count();
+        self.metrics
+            .owned
+            .get_or_create(&Metrics::labels(controller))
+            .set(i64::try_from(n).unwrap_or(i64::MAX));
+    }
+
+    fn hand_over(&self, shard: u32) {
+        let [pv, pvs, prc, repo] = self.controllers;
+        let mut n = 0usize;
+        if pv {
+            for o in self.caches.package_variants.state() {
+                if self.in_shard(o.as_ref(), shard) {
+                    n += usize::from(self.pv.send(o.as_ref().clone()).is_ok());
+                }
+            }
+        }
+        if pvs {
+            for o in self.caches.package_variant_sets.state() {
+                if self.in_shard(o.as_ref(), shard) {
+                    n += usize::from(self.pvs.send(o.as_ref().clone()).is_ok());
+                }
+            }
+        }
+        if prc {
+            for o in self.prc_store.state() {
+                if self.in_shard(o.as_ref(), shard) {
+                    n += usize::from(self.prc.send(o.as_ref().clone()).is_ok());
+                }
+            }
+        }
+        if repo {
+            for o in self.caches.repositories.state() {
+                if self.in_shard(o.as_ref(), shard) {
+                    n += usize::from(self.repo.send(o.as_ref().clone()).is_ok());
+                }
+            }
+        }
+        tracing::info!(shard, objects = n, "shard handed to the controllers");
+    }
+
+    fn count(&self) {
+        self.owned(&self.caches.package_variants.state(), PACKAGE_VARIANTS);
+        self.owned(
+            &self.caches.package_variant_sets.state(),
+            PACKAGE_VARIANT_SETS,
+        );
+        self.owned(&self.prc_store.state(), PACKAGE_REVISIONS);
+        self.owned(&self.caches.repositories.state(), REPOSITORIES);
+    }
+
+    async fn run(
+        self,
+        mut gained: mpsc::UnboundedReceiver<u32>,
+        stop: impl std::future::Future<Output = ()>,
+    ) {
+        futures::pin_mut!(stop);
+        let mut tick = tokio::time::interval(Duration::from_secs(10));
+        loop {
+            tokio::select! {
+                k = gained.recv() => match k {
+                    Some(k) => {
+                        self.hand_over(k);
+                        self.count();
+                    }
+                    None => break,
+                },
+                _ = tick.tick() => self.count(),
+                () = &mut stop => break,
+            }
+        }
+    }
+}
+
 /// Runs the controller until SIGTERM or Ctrl-C.
 pub async fn run(args: ControllerArgs) -> Result<(), RunError> {
     let client = Client::try_default().await.map_err(RunError::Client)?;
@@ -334,9 +453,24 @@ pub async fn run_with(
         Arc::new(ComponentCore::load()?)
     };
 
+    if args.lease_renew_every.is_zero() || args.lease_renew_every >= args.lease_duration {
+        return Err(RunError::Usage(format!(
+            "--lease-renew-every ({:?}) must be shorter than --lease-duration ({:?}), and not 0",
+            args.lease_renew_every, args.lease_duration
+        )));
+    }
+
     // Shutdown and leadership.
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
-    let (leader_tx, leader_rx) = watch::channel(!args.leader_elect);
+    let sharded = args.shards > 0;
+    let (leader_tx, leader_rx) = watch::channel(!args.leader_elect && !sharded);
+    let (shard_tx, shard_rx): (Vec<_>, Vec<_>) =
+        (0..args.shards).map(|_| watch::channel(false)).unzip();
+    let gates = if sharded {
+        super::shard::Gates::sharded(shard_rx)
+    } else {
+        super::shard::Gates::single(leader_rx.clone())
+    };
     let mut registry = Registry::default();
     let metrics = Arc::new(Metrics::register(&mut registry));
     let health = Arc::new(HealthState {
@@ -373,6 +507,7 @@ pub async fn run_with(
     let (pvs_ref_tx, pvs_ref_rx) = mpsc::unbounded_channel::<ObjectRef<PackageVariantSet>>();
     let (pv_tx, pv_rx) = mpsc::unbounded_channel::<PackageVariant>();
     let (pvs_tx, pvs_rx) = mpsc::unbounded_channel::<PackageVariantSet>();
+    let (pv_all_tx, pvs_all_tx) = (pv_tx.clone(), pvs_tx.clone());
 
     // What the reconciles wrote and the caches may not show yet; the watch
     // events below end each entry once the cache has caught up.
@@ -414,6 +549,7 @@ pub async fn run_with(
     // The Repositories: a reconcile when one is created or deleted, has a
     // new generation or is marked for deletion (upstream's predicates).
     let (repo_tx, repo_rx) = mpsc::unbounded_channel::<Repository>();
+    let repo_all_tx = repo_tx.clone();
     {
         let (caches, pvs_ref_tx) = (caches.clone(), pvs_ref_tx.clone());
         let mut seen: std::collections::HashMap<(String, String), super::repo::Seen> =
@@ -472,6 +608,7 @@ pub async fn run_with(
     let prc_writer = reflector::store::Writer::<DynamicObject>::new(prc_resource.clone());
     let prc_store = prc_writer.as_reader();
     let (prc_tx, prc_rx) = mpsc::unbounded_channel::<DynamicObject>();
+    let prc_all_tx = prc_tx.clone();
     if watch_v2 {
         let mut seen: std::collections::HashMap<(String, String), (Option<i64>, String, bool)> =
             Default::default();
@@ -578,17 +715,31 @@ pub async fn run_with(
     // only after the last in-flight reconcile has written, so the next
     // leader never writes beside this one.
     let (election_stop_tx, election_stop_rx) = watch::channel(false);
-    let election = if args.leader_elect {
-        let cfg = LeaseConfig {
-            name: args.lease_name.clone(),
-            namespace: args.lease_namespace.clone(),
-            identity: args.identity.clone(),
-            duration: Duration::from_secs(15),
-            renew_every: Duration::from_secs(5),
+    let lease = LeaseConfig {
+        name: args.lease_name.clone(),
+        namespace: args.lease_namespace.clone(),
+        identity: args.identity.clone(),
+        duration: args.lease_duration,
+        renew_every: args.lease_renew_every,
+    };
+    let (gained_tx, gained_rx) = mpsc::unbounded_channel::<u32>();
+    let election = if sharded {
+        let cfg = super::shard::ShardConfig {
+            lease,
+            shards: args.shards,
         };
-        Some(tokio::spawn(leader::run(
+        Some(tokio::spawn(super::shard::run(
             client.clone(),
             cfg,
+            shard_tx,
+            gained_tx,
+            metrics.shards.clone(),
+            election_stop_rx,
+        )))
+    } else if args.leader_elect {
+        Some(tokio::spawn(leader::run(
+            client.clone(),
+            lease,
             leader_tx,
             election_stop_rx,
         )))
@@ -641,19 +792,45 @@ pub async fn run_with(
         },
         git_root: prc_args.git_root.clone(),
         git_fetch_interval: prc_args.git_fetch_interval,
-        leader: leader_rx.clone(),
+        gates: gates.clone(),
     });
     let repo_args = &args.repositories;
-    let repo_ctx = Arc::new(super::repo::RepoContext::new(
+    let mut repo_ctx = super::repo::RepoContext::new(
         client.clone(),
         caches.repositories.clone(),
         prc_ctx.clone(),
         repo_args.sync_slots(),
         repo_args.config(),
         leader_rx.clone(),
-    ));
-    let mut context = Context::new(client.clone(), caches.clone(), core, metrics, leader_rx);
+    );
+    repo_ctx.gates = gates.clone();
+    let repo_ctx = Arc::new(repo_ctx);
+    let mut context = Context::new(
+        client.clone(),
+        caches.clone(),
+        core,
+        metrics.clone(),
+        leader_rx,
+    );
+    context.gates = gates.clone();
     context.recent = expectations;
+    if started && sharded {
+        // A shard taken: everything in it is reconciled here, since the
+        // replica that held it may have left work undone. The objects
+        // owned are counted on every change of the shards held.
+        let handoff = Handoff {
+            gates: gates.clone(),
+            caches: caches.clone(),
+            prc_store: prc_store.clone(),
+            pv: pv_all_tx,
+            pvs: pvs_all_tx,
+            prc: prc_all_tx,
+            repo: repo_all_tx,
+            metrics: metrics.clone(),
+            controllers: [run_pv, run_pvs, run_prc, run_repo],
+        };
+        tokio::spawn(handoff.run(gained_rx, stopped(shutdown_rx.clone())));
+    }
     context.v1alpha2 = v2.then(|| prc_ctx.clone());
     let ctx = Arc::new(context);
     let pv_controller = (started && run_pv).then(|| {

@@ -12,6 +12,7 @@ use kube::runtime::reflector::ObjectRef;
 use kube::ResourceExt;
 use serde_json::Value;
 use tokio::runtime::Handle;
+use tokio::sync::watch;
 
 use super::prc::{api_err, api_resource, PrcContext};
 use super::recent::RecentWrites;
@@ -23,6 +24,7 @@ pub struct KubeV2Objects<'a> {
     ctx: &'a PrcContext,
     recent: &'a RecentWrites<DynamicObject>,
     handle: Handle,
+    gate: watch::Receiver<bool>,
 }
 
 fn to_value(obj: &DynamicObject) -> CallResult<Value> {
@@ -30,16 +32,20 @@ fn to_value(obj: &DynamicObject) -> CallResult<Value> {
 }
 
 impl<'a> KubeV2Objects<'a> {
-    /// Objects from `ctx`'s cache and `recent`; requests through `handle`.
+    /// Objects from `ctx`'s cache and `recent`; requests through
+    /// `handle`, written only while `gate` (the reconciled variant's
+    /// shard, or the leader Lease) is open.
     pub fn new(
         ctx: &'a PrcContext,
         recent: &'a RecentWrites<DynamicObject>,
         handle: Handle,
+        gate: watch::Receiver<bool>,
     ) -> Self {
         KubeV2Objects {
             ctx,
             recent,
             handle,
+            gate,
         }
     }
 
@@ -54,7 +60,7 @@ impl<'a> KubeV2Objects<'a> {
     }
 
     fn leading(&self, what: &str) -> CallResult<()> {
-        self.ctx.leading(what)
+        super::prc::leading(&self.gate, what)
     }
 
     fn written(&self, ns: &str, name: &str, object: Option<&DynamicObject>) {

@@ -32,6 +32,8 @@ pub struct Call {
     pub uri: String,
     /// Request body as JSON (`Null` when empty).
     pub body: Value,
+    /// Which client made it ([`fake_client_as`]; empty otherwise).
+    pub client: String,
 }
 
 impl Call {
@@ -77,6 +79,13 @@ pub struct ServerState {
     /// Objects a GET of their path (no query) returns, as the API
     /// server's current state (what an uncached read sees).
     pub objects: BTreeMap<String, Value>,
+    /// Leases are kept as the API server keeps them (create, get, list,
+    /// replace with optimistic concurrency) instead of being echoed.
+    pub stateful_leases: bool,
+    /// The Leases kept, by name.
+    pub leases: BTreeMap<String, Value>,
+    /// Clients whose requests fail with 500 (a partitioned replica).
+    pub cut_off: BTreeSet<String>,
     counter: u64,
 }
 
@@ -96,11 +105,84 @@ fn status(code: u16, reason: &str, message: &str) -> Value {
            "code": code, "reason": reason, "message": message})
 }
 
+/// A Lease request, answered from the kept Leases.
+fn answer_lease(s: &mut ServerState, call: &Call) -> (StatusCode, Value) {
+    s.counter += 1;
+    let rv = format!("{}", 1000 + s.counter);
+    let path = call.uri.split('?').next().unwrap_or_default();
+    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let name = parts.get(6).copied().unwrap_or_default().to_string();
+    let mut body = call.body.clone();
+    match (call.method.as_str(), name.is_empty()) {
+        ("GET", true) => {
+            let items: Vec<Value> = s.leases.values().cloned().collect();
+            (
+                StatusCode::OK,
+                json!({"apiVersion": "coordination.k8s.io/v1", "kind": "LeaseList",
+                       "metadata": {"resourceVersion": rv}, "items": items}),
+            )
+        }
+        ("GET", false) => match s.leases.get(&name) {
+            Some(l) => (StatusCode::OK, l.clone()),
+            None => (StatusCode::NOT_FOUND, status(404, "NotFound", "not found")),
+        },
+        ("POST", _) => {
+            let name = body["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            if s.leases.contains_key(&name) {
+                return (
+                    StatusCode::CONFLICT,
+                    status(409, "AlreadyExists", "already exists"),
+                );
+            }
+            body["metadata"]["resourceVersion"] = json!(rv);
+            s.leases.insert(name, body.clone());
+            (StatusCode::CREATED, body)
+        }
+        ("PUT", false) => {
+            let current = s
+                .leases
+                .get(&name)
+                .map(|l| l["metadata"]["resourceVersion"].clone());
+            match current {
+                None => (StatusCode::NOT_FOUND, status(404, "NotFound", "not found")),
+                Some(v) if v != body["metadata"]["resourceVersion"] => (
+                    StatusCode::CONFLICT,
+                    status(409, "Conflict", "the object has been modified"),
+                ),
+                Some(_) => {
+                    body["metadata"]["resourceVersion"] = json!(rv);
+                    s.leases.insert(name, body.clone());
+                    (StatusCode::OK, body)
+                }
+            }
+        }
+        _ => (StatusCode::NOT_FOUND, status(404, "NotFound", "no route")),
+    }
+}
+
 /// `None`: hold the request open (a watch that sees no event).
 fn answer(state: &Shared, call: &Call) -> Option<(StatusCode, Value)> {
     let query = call.uri.split_once('?').map(|(_, q)| q).unwrap_or_default();
     if call.method == "GET" && query.split('&').any(|p| p == "watch=true") {
         return None;
+    }
+    {
+        let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
+        if s.cut_off.contains(&call.client) {
+            s.history.push(call.clone());
+            return Some((
+                StatusCode::INTERNAL_SERVER_ERROR,
+                status(500, "InternalError", "injected partition"),
+            ));
+        }
+        if s.stateful_leases && call.uri.contains("/leases") {
+            s.calls.push(call.clone());
+            s.history.push(call.clone());
+            return Some(answer_lease(&mut s, call));
+        }
     }
     let path = call.uri.split('?').next().unwrap_or_default();
     let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
@@ -266,6 +348,13 @@ fn delay_of(state: &Shared, call: &Call) -> Option<std::time::Duration> {
 
 /// A client served by the fake server.
 pub fn fake_client(state: Shared) -> Client {
+    fake_client_as(state, "")
+}
+
+/// A client served by the fake server whose requests are recorded with
+/// `client` (one per replica of a test).
+pub fn fake_client_as(state: Shared, client: &str) -> Client {
+    let client = client.to_string();
     let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
     tokio::spawn(async move {
         let mut held = Vec::new();
@@ -279,7 +368,12 @@ pub fn fake_client(state: Shared) -> Client {
                 .map(|c| c.to_bytes())
                 .unwrap_or_default();
             let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-            let call = Call { method, uri, body };
+            let call = Call {
+                method,
+                uri,
+                body,
+                client: client.clone(),
+            };
             let delay = delay_of(&state, &call);
             let gate = state
                 .lock()
@@ -444,9 +538,20 @@ struct Rule {
     names: Vec<String>,
 }
 
-fn rbac_rules() -> Vec<Rule> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/rbac.yaml");
-    let text = std::fs::read_to_string(&path).expect("deploy/rbac.yaml");
+fn rbac_rules(files: &[&str]) -> Vec<Rule> {
+    let mut rules = Vec::new();
+    for file in std::iter::once("rbac.yaml").chain(files.iter().copied()) {
+        rules.extend(rbac_rules_of(file));
+    }
+    rules
+}
+
+/// The rules of `deploy/<file>`.
+fn rbac_rules_of(file: &str) -> Vec<Rule> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../deploy")
+        .join(file);
+    let text = std::fs::read_to_string(&path).expect("an RBAC file of deploy/");
     let strings = |v: &Value| -> Vec<String> {
         v.as_array()
             .map(|a| {
@@ -458,8 +563,8 @@ fn rbac_rules() -> Vec<Rule> {
             .unwrap_or_default()
     };
     let mut rules = Vec::new();
-    for doc in pv_core::yaml::parse_stream(&text).expect("rbac.yaml parses") {
-        let obj = pv_core::yaml::to_json(&doc).expect("rbac.yaml converts");
+    for doc in pv_core::yaml::parse_stream(&text).expect("the RBAC file parses") {
+        let obj = pv_core::yaml::to_json(&doc).expect("the RBAC file converts");
         if obj["kind"] != "ClusterRole" && obj["kind"] != "Role" {
             continue;
         }
@@ -520,7 +625,12 @@ fn attributes(call: &Call) -> (String, String, String, String) {
 /// The requests of `calls` that `deploy/rbac.yaml` does not allow, as
 /// `METHOD path (group resource verb)` lines.
 pub fn ungranted(calls: &[Call]) -> Vec<String> {
-    let rules = rbac_rules();
+    ungranted_with(calls, &[])
+}
+
+/// [`ungranted`] with the rules of more files of `deploy/` (an overlay's).
+pub fn ungranted_with(calls: &[Call], files: &[&str]) -> Vec<String> {
+    let rules = rbac_rules(files);
     calls
         .iter()
         .filter(|call| {
@@ -542,12 +652,17 @@ pub fn ungranted(calls: &[Call]) -> Vec<String> {
 /// At the end of a scenario (not while a failed one unwinds): every request
 /// the server received is one `deploy/rbac.yaml` allows.
 pub fn assert_history_granted(state: &Shared) {
+    assert_history_granted_with(state, &[]);
+}
+
+/// [`assert_history_granted`] with an overlay's RBAC files as well.
+pub fn assert_history_granted_with(state: &Shared, files: &[&str]) {
     if std::thread::panicking() {
         return;
     }
-    let denied = ungranted(&history(state));
+    let denied = ungranted_with(&history(state), files);
     assert!(
         denied.is_empty(),
-        "deploy/rbac.yaml does not allow: {denied:#?}"
+        "deploy/rbac.yaml and {files:?} do not allow: {denied:#?}"
     );
 }

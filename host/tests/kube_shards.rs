@@ -1,0 +1,530 @@
+//! Several replicas sharing the controllers through shard Leases
+//! (`--shards`), against one recording API server that keeps Leases as
+//! the API server does. Each replica runs the real shard rounds; the
+//! caches are shared and filled as the watches would fill them. A monitor
+//! samples every replica's gates throughout and fails the test if any
+//! shard is ever open in two replicas at once.
+
+mod kube_support;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use kube::runtime::controller::Action;
+use kube_support::*;
+use porch_variants::kube::cache::Caches;
+use porch_variants::kube::controller::{self, Context};
+use porch_variants::kube::leader::LeaseConfig;
+use porch_variants::kube::metrics::{Metrics, ShardLabels};
+use porch_variants::kube::shard::{self, Gates, ShardConfig, ShardMetrics};
+use pv_core::api::{PackageRevision, PackageVariant};
+use serde_json::json;
+use tokio::sync::{mpsc, watch};
+
+const NS: &str = "default";
+const SHARDS: u32 = 12;
+const DURATION: Duration = Duration::from_millis(2000);
+const RENEW: Duration = Duration::from_millis(250);
+const PR_PATH: &str = "/apis/porch.kpt.dev/v1alpha1/namespaces/default/packagerevisions";
+const PRR_PATH: &str = "/apis/porch.kpt.dev/v1alpha1/namespaces/default/packagerevisionresources";
+const PV_PATH: &str = "/apis/config.porch.kpt.dev/v1alpha1/namespaces/default/packagevariants";
+
+const KPTFILE: &str =
+    "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: web\ninfo:\n  description: web\n";
+const CONTEXT: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kptfile.kpt.dev\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\ndata:\n  name: web\n";
+const DEPLOY: &str =
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 2\n";
+
+fn blueprint() -> BTreeMap<String, String> {
+    BTreeMap::from([
+        ("Kptfile".to_string(), KPTFILE.to_string()),
+        ("package-context.yaml".to_string(), CONTEXT.to_string()),
+        ("deployment.yaml".to_string(), DEPLOY.to_string()),
+    ])
+}
+
+fn revision(repo: &str, ws: &str, lifecycle: &str, owner: Option<&str>) -> PackageRevision {
+    let name = format!("{repo}.web.{ws}");
+    let published = lifecycle == "Published";
+    let mut v = json!({
+        "apiVersion": "porch.kpt.dev/v1alpha1", "kind": "PackageRevision",
+        "metadata": {"name": name, "namespace": NS, "uid": format!("uid-{name}"), "resourceVersion": "7"},
+        "spec": {"packageName": "web", "repository": repo, "workspaceName": ws,
+                 "revision": i64::from(published), "lifecycle": lifecycle},
+        "status": {"selfLock": {"type": "git", "git": {"repo": repo, "directory": "web",
+            "ref": if published { "web/v1".to_string() } else { format!("drafts/web/{ws}") },
+            "commit": "c0ffee"}}}
+    });
+    if let Some(pv) = owner {
+        v["metadata"]["ownerReferences"] = json!([{"apiVersion": "config.porch.kpt.dev/v1alpha1",
+            "kind": "PackageVariant", "name": pv, "uid": format!("uid-{pv}"), "controller": true}]);
+        v["status"]["upstreamLock"] = json!({"type": "git", "git": {"repo": "blueprints",
+            "directory": "web", "ref": "web/v1", "commit": "c0ffee"}});
+    }
+    serde_json::from_value(v).expect("revision")
+}
+
+fn variant(i: usize) -> PackageVariant {
+    serde_json::from_value(json!({
+        "apiVersion": "config.porch.kpt.dev/v1alpha1", "kind": "PackageVariant",
+        "metadata": {"name": format!("pv-{i}"), "namespace": NS, "uid": format!("uid-pv-{i}"),
+                     "resourceVersion": "3", "finalizers": ["config.porch.kpt.dev/packagevariants"]},
+        "spec": {
+            "upstream": {"repo": "blueprints", "package": "web"},
+            "downstream": {"repo": format!("edge-{i}"), "package": "web"},
+            "packageContext": {"data": {"region": format!("region-{i}")}}
+        }
+    }))
+    .expect("variant")
+}
+
+/// One replica: its shard rounds and its controller context.
+struct Replica {
+    id: String,
+    gates: Gates,
+    ctx: Arc<Context>,
+    metrics: Arc<Metrics>,
+    stop: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// The shared API server and caches, the replicas, and the monitor.
+struct Fleet {
+    server: Shared,
+    caches: Caches,
+    writers: CacheWriters,
+    replicas: Vec<Replica>,
+    watched: Arc<Mutex<Vec<(String, Gates)>>>,
+    overlaps: Arc<Mutex<Vec<String>>>,
+    variants: Vec<Arc<porch_variants::kube::api::PackageVariant>>,
+}
+
+impl Fleet {
+    fn new(variants: usize) -> Fleet {
+        let server: Shared = Arc::new(Mutex::new(ServerState::default()));
+        server.lock().unwrap().stateful_leases = true;
+        let (caches, mut writers) = caches();
+        put_revision(
+            &caches,
+            &mut writers,
+            &revision("blueprints", "v1", "Published", None),
+        );
+        server
+            .lock()
+            .unwrap()
+            .files
+            .insert("blueprints.web.v1".into(), blueprint());
+        let variants = (0..variants)
+            .map(|i| put_variant(&mut writers, &variant(i)))
+            .collect();
+        let watched: Arc<Mutex<Vec<(String, Gates)>>> = Arc::default();
+        let overlaps: Arc<Mutex<Vec<String>>> = Arc::default();
+        {
+            let (watched, overlaps) = (watched.clone(), overlaps.clone());
+            tokio::spawn(async move {
+                loop {
+                    let replicas = watched.lock().unwrap().clone();
+                    let mut open: BTreeMap<u32, String> = BTreeMap::new();
+                    for (id, gates) in &replicas {
+                        for k in gates.held() {
+                            if let Some(other) = open.insert(k, id.clone()) {
+                                overlaps
+                                    .lock()
+                                    .unwrap()
+                                    .push(format!("shard {k} open in {other} and {id}"));
+                            }
+                        }
+                    }
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+            });
+        }
+        Fleet {
+            server,
+            caches,
+            writers,
+            replicas: Vec::new(),
+            watched,
+            overlaps,
+            variants,
+        }
+    }
+
+    fn start(&mut self, id: &str) {
+        let client = fake_client_as(self.server.clone(), id);
+        let (tx, rx): (Vec<_>, Vec<_>) = (0..SHARDS).map(|_| watch::channel(false)).unzip();
+        let (gained, _) = mpsc::unbounded_channel();
+        let (stop, stop_rx) = watch::channel(false);
+        let cfg = ShardConfig {
+            lease: LeaseConfig {
+                name: "porch-variants".into(),
+                namespace: NS.into(),
+                identity: id.into(),
+                duration: DURATION,
+                renew_every: RENEW,
+            },
+            shards: SHARDS,
+        };
+        let task = tokio::spawn(shard::run(
+            client.clone(),
+            cfg,
+            tx,
+            gained,
+            ShardMetrics::default(),
+            stop_rx,
+        ));
+        let gates = Gates::sharded(rx);
+        let metrics = Arc::new(Metrics::default());
+        let mut ctx = Context::new(
+            client,
+            self.caches.clone(),
+            Arc::new(porch_variants::engine_api::NativeCore),
+            metrics.clone(),
+            watch::channel(true).1,
+        );
+        ctx.gates = gates.clone();
+        self.watched
+            .lock()
+            .unwrap()
+            .push((id.to_string(), gates.clone()));
+        self.replicas.push(Replica {
+            id: id.into(),
+            gates,
+            ctx: Arc::new(ctx),
+            metrics,
+            stop,
+            task,
+        });
+    }
+
+    /// Which replicas hold each shard.
+    fn holders(&self) -> BTreeMap<u32, Vec<String>> {
+        let mut out: BTreeMap<u32, Vec<String>> = (0..SHARDS).map(|k| (k, Vec::new())).collect();
+        for r in &self.replicas {
+            if r.task.is_finished() {
+                continue;
+            }
+            for k in r.gates.held() {
+                out.entry(k).or_default().push(r.id.clone());
+            }
+        }
+        out
+    }
+
+    /// Waits until every shard is held by exactly one live replica, each
+    /// holding at most `share`.
+    async fn partitioned(&self, share: usize) -> Duration {
+        let started = Instant::now();
+        loop {
+            let holders = self.holders();
+            let once = holders.values().all(|h| h.len() == 1);
+            let fair = self
+                .replicas
+                .iter()
+                .filter(|r| !r.task.is_finished())
+                .all(|r| r.gates.held().len() <= share && !r.gates.held().is_empty());
+            if once && fair {
+                return started.elapsed();
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "not partitioned: {holders:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Delivers `pv` to every live replica's controller, as each
+    /// replica's watch does; the actions.
+    async fn reconcile_everywhere(&self, i: usize) -> Vec<(String, Result<Action, String>)> {
+        let mut out = Vec::new();
+        let handles: Vec<_> = self
+            .replicas
+            .iter()
+            .filter(|r| !r.task.is_finished())
+            .map(|r| {
+                let (obj, ctx, id) = (self.variants[i].clone(), r.ctx.clone(), r.id.clone());
+                tokio::spawn(async move {
+                    let a = controller::reconcile_package_variant(obj, ctx)
+                        .await
+                        .map_err(|e| e.to_string());
+                    (id, a)
+                })
+            })
+            .collect();
+        for h in handles {
+            out.push(h.await.expect("joins"));
+        }
+        out
+    }
+
+    fn owner_of(&self, i: usize) -> String {
+        let holders = self.holders();
+        let k = shard::shard_of(NS, &format!("pv-{i}"), SHARDS);
+        holders[&k].first().cloned().unwrap_or_default()
+    }
+
+    /// The requests other than Leases', in order.
+    fn writes(&self) -> Vec<Call> {
+        history(&self.server)
+            .into_iter()
+            .filter(|c| !c.uri.contains("/leases") && c.method != "GET")
+            .collect()
+    }
+
+    fn assert_no_overlap(&self) {
+        let o = self.overlaps.lock().unwrap();
+        assert!(o.is_empty(), "a shard was open in two replicas: {o:?}");
+    }
+}
+
+fn reconciles(r: &Replica) -> u64 {
+    (0..SHARDS)
+        .map(|shard| {
+            r.metrics
+                .shard_reconciles
+                .get_or_create(&ShardLabels {
+                    controller: "packagevariants".into(),
+                    shard,
+                })
+                .get()
+        })
+        .sum()
+}
+
+fn draft_of(i: usize) -> String {
+    format!("edge-{i}.web.packagevariant-1")
+}
+
+/// Three replicas split the shards between them, and a fleet of 30
+/// variants, each delivered to every replica, is reconciled once: one
+/// draft per variant, every write about a variant made by the replica
+/// holding its shard.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn three_replicas_split_the_fleet_and_reconcile_each_variant_once() {
+    let mut f = Fleet::new(30);
+    for id in ["r-0", "r-1", "r-2"] {
+        f.start(id);
+    }
+    f.partitioned(4).await;
+    for i in 0..30 {
+        for (id, action) in f.reconcile_everywhere(i).await {
+            assert_eq!(action, Ok(Action::await_change()), "pv-{i} on {id}");
+        }
+    }
+    let writes = f.writes();
+    for i in 0..30 {
+        let owner = f.owner_of(i);
+        let posts: Vec<&Call> = writes
+            .iter()
+            .filter(|c| c.method == "POST" && c.body["spec"]["repository"] == format!("edge-{i}"))
+            .collect();
+        assert_eq!(posts.len(), 1, "pv-{i}: {posts:#?}");
+        assert_eq!(posts[0].client, owner, "pv-{i}");
+        let about: Vec<&Call> = writes
+            .iter()
+            .filter(|c| {
+                c.uri.contains(&format!("{PV_PATH}/pv-{i}/"))
+                    || c.uri.contains(&format!("{PRR_PATH}/{}", draft_of(i)))
+            })
+            .collect();
+        assert_eq!(about.len(), 2, "pv-{i}: the resources and the status");
+        assert!(
+            about.iter().all(|c| c.client == owner),
+            "pv-{i}: {about:#?}"
+        );
+        let files = f.server.lock().unwrap().files[&draft_of(i)].clone();
+        assert!(
+            files["package-context.yaml"].contains(&format!("region: region-{i}")),
+            "pv-{i}"
+        );
+    }
+    let total: u64 = f.replicas.iter().map(reconciles).sum();
+    assert_eq!(total, 30, "each variant reconciled once");
+    for r in &f.replicas {
+        assert!(reconciles(r) > 0, "{} reconciled nothing", r.id);
+    }
+    assert!(!writes
+        .iter()
+        .any(|c| c.uri.starts_with(PR_PATH) && c.method != "POST"));
+    f.assert_no_overlap();
+}
+
+/// A replica dies in the middle of a reconcile, after its draft was
+/// created and before the mutated resources were written. Its shards are
+/// taken over within the Lease duration (plus a round or two), and the
+/// replica now holding the variant finishes the reconcile: the same
+/// draft, its resources written, no second draft.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_killed_replicas_share_is_taken_over_with_no_duplicate_draft_and_no_lost_write() {
+    let mut f = Fleet::new(12);
+    for id in ["r-0", "r-1", "r-2"] {
+        f.start(id);
+    }
+    f.partitioned(4).await;
+    let i = 0;
+    let victim = f.owner_of(i);
+    let v = f.replicas.iter().position(|r| r.id == victim).unwrap();
+    let post = format!("POST {PR_PATH}");
+    f.server.lock().unwrap().held.insert(post.clone());
+    let reconcile = tokio::spawn(controller::reconcile_package_variant(
+        f.variants[i].clone(),
+        f.replicas[v].ctx.clone(),
+    ));
+    while !lines(&f.server).contains(&post) {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // SIGKILL: the process and its requests stop; its Leases are not
+    // released. The draft's creation reached the API server.
+    let killed_at = Instant::now();
+    f.replicas[v].task.abort();
+    reconcile.abort();
+    while !f.replicas[v].task.is_finished() {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    f.server.lock().unwrap().cut_off.insert(victim.clone());
+    f.server.lock().unwrap().held.remove(&post);
+    let victims_shards: BTreeSet<u32> = (0..SHARDS).filter(|k| f.holders()[k].is_empty()).collect();
+    assert!(!victims_shards.is_empty());
+    // porch-server cloned the upstream into it; the watch brings the
+    // draft to the survivors.
+    f.server
+        .lock()
+        .unwrap()
+        .files
+        .insert(draft_of(i), blueprint());
+    let mut draft = revision(
+        &format!("edge-{i}"),
+        "packagevariant-1",
+        "Draft",
+        Some("pv-0"),
+    );
+    let created = f
+        .writes()
+        .into_iter()
+        .find(|c| c.method == "POST")
+        .expect("the draft's creation");
+    draft.spec.tasks =
+        serde_json::from_value(created.body["spec"]["tasks"].clone()).expect("tasks");
+    put_revision(&f.caches, &mut f.writers, &draft);
+    let took = f.partitioned(6).await;
+    let took_over = killed_at.elapsed();
+    assert!(
+        took_over < DURATION + RENEW * 6,
+        "taken over after {took_over:?} (waited {took:?})"
+    );
+    for (id, action) in f.reconcile_everywhere(i).await {
+        assert_eq!(action, Ok(Action::await_change()), "{id}");
+    }
+    let heir = f.owner_of(i);
+    assert_ne!(heir, victim);
+    let writes = f.writes();
+    let posts = writes
+        .iter()
+        .filter(|c| c.method == "POST" && c.body["spec"]["repository"] == "edge-0")
+        .count();
+    assert_eq!(posts, 1, "no second draft");
+    let by_heir: Vec<String> = writes
+        .iter()
+        .filter(|c| c.client == heir)
+        .map(Call::line)
+        .collect();
+    assert_eq!(
+        by_heir,
+        [
+            format!("PUT {PRR_PATH}/{}", draft_of(i)),
+            format!("PATCH {PV_PATH}/pv-{i}/status"),
+        ]
+    );
+    let files = f.server.lock().unwrap().files[&draft_of(i)].clone();
+    assert!(files["package-context.yaml"].contains("region: region-0"));
+    f.assert_no_overlap();
+}
+
+/// A fourth replica joins: the others give up what is over their new
+/// share, it takes that, and no replica restarts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_replica_added_takes_a_share_and_the_others_keep_running() {
+    let mut f = Fleet::new(0);
+    for id in ["r-0", "r-1", "r-2"] {
+        f.start(id);
+    }
+    f.partitioned(4).await;
+    let before: Vec<BTreeSet<u32>> = f.replicas.iter().map(|r| r.gates.held()).collect();
+    f.start("r-3");
+    f.partitioned(3).await;
+    for (r, had) in f.replicas.iter().zip(&before) {
+        assert!(!r.task.is_finished(), "{} stopped", r.id);
+        assert_eq!(r.gates.held().len(), 3, "{}", r.id);
+        // Rendezvous: a replica keeps shards it had; it only gives up.
+        assert!(
+            r.gates.held().is_subset(had),
+            "{}: {had:?} then {:?}",
+            r.id,
+            r.gates.held()
+        );
+    }
+    assert_eq!(f.replicas[3].gates.held().len(), 3);
+    f.assert_no_overlap();
+}
+
+/// A replica cut off from the API server keeps running but cannot renew:
+/// its gates close before any other replica may open them, and once the
+/// partition heals it takes a share again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_partitioned_replica_stops_writing_before_its_shards_move() {
+    let mut f = Fleet::new(0);
+    for id in ["r-0", "r-1", "r-2"] {
+        f.start(id);
+    }
+    f.partitioned(4).await;
+    f.server.lock().unwrap().cut_off.insert("r-1".into());
+    let started = Instant::now();
+    while !f.replicas[1].gates.held().is_empty() {
+        assert!(started.elapsed() < DURATION * 2, "r-1 kept its gates open");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    assert!(
+        started.elapsed() <= DURATION,
+        "closed after {:?}",
+        started.elapsed()
+    );
+    // The others take its shards.
+    loop {
+        let holders = f.holders();
+        if holders.values().all(|h| h.len() == 1) {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "{holders:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    f.server.lock().unwrap().cut_off.clear();
+    f.partitioned(4).await;
+    assert!(!f.replicas[1].gates.held().is_empty());
+    f.assert_no_overlap();
+    for r in &f.replicas {
+        r.stop.send_replace(true);
+    }
+}
+
+/// What a reconcile on a replica that does not hold the shard does: no
+/// request, and it waits for a change (the replica that takes the shard
+/// reconciles everything in it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_variant_of_another_replicas_shard_makes_no_request() {
+    let mut f = Fleet::new(1);
+    f.start("r-0");
+    let r = &f.replicas[0];
+    assert!(
+        r.gates.held().is_empty(),
+        "no shard before the second round"
+    );
+    let action = controller::reconcile_package_variant(f.variants[0].clone(), r.ctx.clone())
+        .await
+        .expect("reconcile");
+    assert_eq!(action, Action::await_change());
+    assert!(f.writes().is_empty());
+    f.replicas[0].stop.send_replace(true);
+    f.replicas.clear();
+}
