@@ -528,3 +528,32 @@ async fn a_variant_of_another_replicas_shard_makes_no_request() {
     f.replicas[0].stop.send_replace(true);
     f.replicas.clear();
 }
+
+/// A reconcile that fails is counted in its shard's queue depth, and the
+/// count goes once it succeeds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_reconcile_is_counted_in_its_shards_queue_depth() {
+    let mut f = Fleet::new(1);
+    f.start("r-0");
+    f.partitioned(SHARDS as usize).await;
+    let post = format!("POST {PR_PATH}");
+    f.server.lock().unwrap().fail.insert(post.clone());
+    let r = &f.replicas[0];
+    let pv = f.variants[0].clone();
+    let e = controller::reconcile_package_variant(pv.clone(), r.ctx.clone())
+        .await
+        .expect_err("the create fails");
+    controller::package_variant_error_policy(pv.clone(), &e, r.ctx.clone());
+    let labels = ShardLabels {
+        controller: "packagevariants".into(),
+        shard: shard::shard_of(NS, "pv-0", SHARDS),
+    };
+    let depth = |m: &Metrics| m.shard_queue_depth.get(&labels).map(|g| g.get());
+    assert_eq!(depth(&r.metrics), Some(1));
+    f.server.lock().unwrap().fail.remove(&post);
+    controller::reconcile_package_variant(pv, r.ctx.clone())
+        .await
+        .expect("the retry succeeds");
+    assert_eq!(depth(&r.metrics), Some(0));
+    r.stop.send_replace(true);
+}

@@ -140,15 +140,38 @@ impl Context {
     }
 
     fn queue_depth(&self, controller: &str) {
-        let n = self
-            .failures()
-            .keys()
-            .filter(|(c, _)| c == controller)
-            .count();
+        let mut by_shard: HashMap<u32, i64> = HashMap::new();
+        let n = {
+            let failures = self.failures();
+            let waiting: Vec<&String> = failures
+                .keys()
+                .filter(|(c, _)| c == controller)
+                .map(|(_, o)| o)
+                .collect();
+            for object in &waiting {
+                let (ns, name) = object.split_once('/').unwrap_or(("", object));
+                *by_shard.entry(self.gates.shard_of(ns, name)).or_default() += 1;
+            }
+            waiting.len()
+        };
         self.metrics
             .queue_depth
             .get_or_create(&Metrics::labels(controller))
             .set(i64::try_from(n).unwrap_or(i64::MAX));
+        for shard in 0..self.gates.shards() {
+            let depth = by_shard.get(&shard).copied().unwrap_or(0);
+            let labels = super::metrics::ShardLabels {
+                controller: controller.to_string(),
+                shard,
+            };
+            // Shards never waited on are left out rather than set to 0.
+            if depth > 0 || self.metrics.shard_queue_depth.get(&labels).is_some() {
+                self.metrics
+                    .shard_queue_depth
+                    .get_or_create(&labels)
+                    .set(depth);
+            }
+        }
     }
 
     /// The delay before the next retry of `object` (and counts the

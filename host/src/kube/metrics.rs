@@ -50,6 +50,8 @@ pub struct Metrics {
     pub component_fuel: Counter,
     /// Reconciles started, by shard.
     pub shard_reconciles: Family<ShardLabels, Counter>,
+    /// Objects waiting for a retry after an error, by shard.
+    pub shard_queue_depth: Family<ShardLabels, Gauge>,
     /// Objects of each controller in the shards this replica holds.
     pub owned: Family<ControllerLabels, Gauge>,
     /// The shard Leases' own figures.
@@ -86,6 +88,11 @@ impl Metrics {
             "shard_reconciles",
             "Reconciles started, by controller and shard",
             m.shard_reconciles.clone(),
+        );
+        sub.register(
+            "shard_queue_depth",
+            "Objects waiting for a retry after an error, by controller and shard",
+            m.shard_queue_depth.clone(),
         );
         sub.register(
             "owned_objects",
