@@ -361,11 +361,11 @@ async fn a_sharded_replica_reconciles_the_shards_it_takes_and_releases_them() {
     assert_eq!(
         names,
         [
-            "porch-variants-member-test",
-            "porch-variants-shard-0",
-            "porch-variants-shard-1",
-            "porch-variants-shard-2",
-            "porch-variants-shard-3",
+            "porch-variants-s4-member-test",
+            "porch-variants-s4-shard-0",
+            "porch-variants-s4-shard-1",
+            "porch-variants-s4-shard-2",
+            "porch-variants-s4-shard-3",
         ]
     );
     for (name, lease) in &leases {

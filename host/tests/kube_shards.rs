@@ -152,8 +152,13 @@ impl Fleet {
     }
 
     fn start(&mut self, id: &str) {
+        self.start_split(id, SHARDS);
+    }
+
+    /// A replica splitting the objects into `shards`.
+    fn start_split(&mut self, id: &str, shards: u32) {
         let client = fake_client_as(self.server.clone(), id);
-        let (tx, rx): (Vec<_>, Vec<_>) = (0..SHARDS).map(|_| watch::channel(false)).unzip();
+        let (tx, rx): (Vec<_>, Vec<_>) = (0..shards).map(|_| watch::channel(false)).unzip();
         let (gained, _) = mpsc::unbounded_channel();
         let (stop, stop_rx) = watch::channel(false);
         let cfg = ShardConfig {
@@ -164,7 +169,7 @@ impl Fleet {
                 duration: DURATION,
                 renew_every: RENEW,
             },
-            shards: SHARDS,
+            shards,
         };
         let task = tokio::spawn(shard::run(
             client.clone(),
@@ -556,4 +561,133 @@ async fn a_failed_reconcile_is_counted_in_its_shards_queue_depth() {
         .expect("the retry succeeds");
     assert_eq!(depth(&r.metrics), Some(0));
     r.stop.send_replace(true);
+}
+
+/// A Lease as another process keeps it: held by `holder`, renewed now.
+fn foreign_lease(name: &str, holder: &str) -> serde_json::Value {
+    json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+           "metadata": {"name": name, "namespace": NS, "resourceVersion": "1"},
+           "spec": {"holderIdentity": holder, "leaseDurationSeconds": 2,
+                    "renewTime": "2026-01-01T00:00:00.000000Z"}})
+}
+
+/// Renews `name` as its holder would, every `RENEW`, until the handle is
+/// aborted.
+fn keep_renewing(server: &Shared, name: &str) -> tokio::task::JoinHandle<()> {
+    let (server, name) = (server.clone(), name.to_string());
+    tokio::spawn(async move {
+        for i in 0u64.. {
+            {
+                let mut s = server.lock().unwrap();
+                if let Some(l) = s.leases.get_mut(&name) {
+                    l["spec"]["renewTime"] =
+                        json!(format!("2026-01-01T00:00:{:02}.000000Z", i % 60));
+                    l["metadata"]["resourceVersion"] = json!(format!("r{i}"));
+                }
+            }
+            tokio::time::sleep(RENEW).await;
+        }
+    })
+}
+
+/// While a replica that is not sharded holds the leader Lease (a rolling
+/// update from one leader to shards), no sharded replica holds a shard;
+/// once that Lease expires, they split the shards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sharded_replicas_wait_for_the_leader_lease() {
+    let mut f = Fleet::new(0);
+    f.server.lock().unwrap().leases.insert(
+        "porch-variants".into(),
+        foreign_lease("porch-variants", "old-leader"),
+    );
+    let leader = keep_renewing(&f.server, "porch-variants");
+    f.start("r-0");
+    f.start("r-1");
+    tokio::time::sleep(DURATION * 2).await;
+    assert!(f.holders().values().all(Vec::is_empty), "{:?}", f.holders());
+    // The old leader is gone: its Lease expires.
+    leader.abort();
+    let took = f.partitioned(6).await;
+    assert!(
+        took >= DURATION / 2,
+        "taken {took:?} after the leader stopped"
+    );
+    f.assert_no_overlap();
+}
+
+/// Replicas split into different numbers of shards (a change of
+/// `--shards` rolling out) never both hold shards: each sees the other's
+/// member Lease and holds none until it is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_split_another_way_hold_nothing_together() {
+    let mut f = Fleet::new(0);
+    f.start_split("old", 6);
+    f.start_split("new", SHARDS);
+    tokio::time::sleep(DURATION * 2).await;
+    for r in &f.replicas {
+        assert!(
+            r.gates.held().is_empty(),
+            "{} holds {:?}",
+            r.id,
+            r.gates.held()
+        );
+    }
+    // The old one stops (its member Lease is released): the new one takes
+    // every shard.
+    f.replicas[0].stop.send_replace(true);
+    let started = Instant::now();
+    while f.replicas[1].gates.held().len() < SHARDS as usize {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{:?}",
+            f.replicas[1].gates.held()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A member that counts but never takes its share (its member Lease is
+/// renewed, it holds no shard): after a Lease duration the shards it
+/// should hold are taken by the others, beyond their share.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shards_a_stuck_member_never_takes_are_taken_by_the_others() {
+    let mut f = Fleet::new(0);
+    let stuck = format!("porch-variants-s{SHARDS}-member-stuck");
+    f.server
+        .lock()
+        .unwrap()
+        .leases
+        .insert(stuck.clone(), foreign_lease(&stuck, "stuck"));
+    let _renewing = keep_renewing(&f.server, &stuck);
+    f.start("r-0");
+    let started = Instant::now();
+    while f.replicas[0].gates.held().len() < SHARDS as usize {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{:?}",
+            f.replicas[0].gates.held()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        started.elapsed() >= DURATION,
+        "the orphans wait a Lease duration"
+    );
+    f.assert_no_overlap();
+}
+
+/// The shard rounds killed (a panic, an abort): their gates close, so a
+/// reconcile still running stops at its next write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gates_close_when_the_rounds_die() {
+    let mut f = Fleet::new(0);
+    f.start("r-0");
+    f.partitioned(SHARDS as usize).await;
+    let gate = f.replicas[0].gates.gate(NS, "pv-0");
+    assert!(*gate.borrow());
+    f.replicas[0].task.abort();
+    while !f.replicas[0].task.is_finished() {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    assert!(!*gate.borrow(), "the gate's last value is closed");
 }

@@ -1023,3 +1023,37 @@ fn remote_repositories_are_checked_and_file_urls_work() {
         .join(".porch-variants/mirrors/default/site.git")
         .is_dir());
 }
+
+/// A store fenced by a closed gate (the replica lost the object's shard)
+/// writes nothing: no push reaches the server, the mirror keeps the
+/// remote's refs, and the error says why. Open again, it writes.
+#[test]
+fn a_fenced_store_writes_nothing_once_its_gate_closes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let served = tmp.path().join("served");
+    server_repo(&served, "site");
+    let server = Server::start(&served, 0);
+    let mirrors = tmp.path().join("mirrors");
+    let (gate_tx, gate) = tokio::sync::watch::channel(true);
+    let store = open(&server, "site", &mirrors).fenced(gate);
+    let before = ls_remote(&server.url("site"));
+    gate_tx.send_replace(false);
+    let e = store
+        .create(draft("site", "fenced", "ws"))
+        .expect_err("the gate is closed");
+    assert!(
+        matches!(e, porch_variants::store::StoreError::NotLeader { .. }),
+        "{e}"
+    );
+    assert!(e.to_string().contains("create site.fenced.ws"), "{e}");
+    assert_eq!(ls_remote(&server.url("site")), before);
+    assert_eq!(
+        refs_of(&mirrors.join("site.git")),
+        refs_of(&served.join("site.git"))
+    );
+    gate_tx.send_replace(true);
+    store
+        .create(draft("site", "fenced", "ws"))
+        .expect("the gate is open");
+    assert!(ls_remote(&server.url("site")).contains("refs/heads/drafts/fenced/ws"));
+}

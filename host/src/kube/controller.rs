@@ -254,6 +254,7 @@ where
                     ..Default::default()
                 };
                 crate::store::remote::RemoteRevisions::open_with(local, remote, options)
+                    .map(|git| git.fenced(gate.clone()))
                     .map_err(|e| e.to_string())
             }) {
                 Ok(git) => git,

@@ -94,7 +94,10 @@ pub async fn try_acquire(
         name: cfg.name.clone(),
         source,
     };
-    let secs = i32::try_from(cfg.duration.as_secs()).unwrap_or(i32::MAX);
+    // Whole seconds, rounded up: others wait at least as long as the
+    // holder counts on.
+    let whole = cfg.duration.as_secs() + u64::from(cfg.duration.subsec_nanos() > 0);
+    let secs = i32::try_from(whole).unwrap_or(i32::MAX);
     match api.get_opt(&cfg.name).await.map_err(err)? {
         None => {
             let lease = Lease {

@@ -372,7 +372,9 @@ pub async fn reconcile(obj: Arc<DynamicObject>, ctx: Arc<PrcContext>) -> Result<
             reuse_fetch_for: c.git_fetch_interval,
             ..RemoteOptions::default()
         };
-        let git = RemoteRevisions::open_with(local, remote, options).map_err(|e| e.to_string())?;
+        let git = RemoteRevisions::open_with(local, remote, options)
+            .map_err(|e| e.to_string())?
+            .fenced(gate.clone());
         let content = StoreContent::new(&git);
         let api = KubePrApi {
             ctx: &c,

@@ -378,7 +378,9 @@ impl Executor<'_> {
             (None, Some(r)) => r.repo.clone(),
             (None, None) => unreachable!("checked by git_config"),
         };
-        let store = RemoteRevisions::open(local, remote).map_err(failed)?;
+        let store = RemoteRevisions::open(local, remote)
+            .map_err(failed)?
+            .fenced(self.gate.clone());
         Ok(Opened {
             key: RepoKey {
                 namespace: namespace.to_string(),

@@ -293,10 +293,12 @@ struct Handoff {
 }
 
 impl Handoff {
-    fn in_shard<K: Resource>(&self, obj: &K, shard: u32) -> bool {
-        self.gates
-            .shard_of(&obj.namespace().unwrap_or_default(), &obj.name_any())
-            == shard
+    fn in_shards<K: Resource>(&self, obj: &K, shards: &std::collections::BTreeSet<u32>) -> bool {
+        shards.contains(
+            &self
+                .gates
+                .shard_of(&obj.namespace().unwrap_or_default(), &obj.name_any()),
+        )
     }
 
     fn owned<K: Resource>(&self, objs: &[Arc<K>], controller: &str) {
@@ -317,38 +319,39 @@ impl Handoff {
             .set(i64::try_from(n).unwrap_or(i64::MAX));
     }
 
-    fn hand_over(&self, shard: u32) {
+    /// One pass over the caches for every shard taken since the last.
+    fn hand_over(&self, shards: &std::collections::BTreeSet<u32>) {
         let [pv, pvs, prc, repo] = self.controllers;
         let mut n = 0usize;
         if pv {
             for o in self.caches.package_variants.state() {
-                if self.in_shard(o.as_ref(), shard) {
+                if self.in_shards(o.as_ref(), shards) {
                     n += usize::from(self.pv.send(o.as_ref().clone()).is_ok());
                 }
             }
         }
         if pvs {
             for o in self.caches.package_variant_sets.state() {
-                if self.in_shard(o.as_ref(), shard) {
+                if self.in_shards(o.as_ref(), shards) {
                     n += usize::from(self.pvs.send(o.as_ref().clone()).is_ok());
                 }
             }
         }
         if prc {
             for o in self.prc_store.state() {
-                if self.in_shard(o.as_ref(), shard) {
+                if self.in_shards(o.as_ref(), shards) {
                     n += usize::from(self.prc.send(o.as_ref().clone()).is_ok());
                 }
             }
         }
         if repo {
             for o in self.caches.repositories.state() {
-                if self.in_shard(o.as_ref(), shard) {
+                if self.in_shards(o.as_ref(), shards) {
                     n += usize::from(self.repo.send(o.as_ref().clone()).is_ok());
                 }
             }
         }
-        tracing::info!(shard, objects = n, "shard handed to the controllers");
+        tracing::info!(?shards, objects = n, "shards handed to the controllers");
     }
 
     fn count(&self) {
@@ -372,7 +375,11 @@ impl Handoff {
             tokio::select! {
                 k = gained.recv() => match k {
                     Some(k) => {
-                        self.hand_over(k);
+                        let mut shards = std::collections::BTreeSet::from([k]);
+                        while let Ok(k) = gained.try_recv() {
+                            shards.insert(k);
+                        }
+                        self.hand_over(&shards);
                         self.count();
                     }
                     None => break,
@@ -453,11 +460,16 @@ pub async fn run_with(
         Arc::new(ComponentCore::load()?)
     };
 
-    if args.lease_renew_every.is_zero() || args.lease_renew_every >= args.lease_duration {
+    if args.lease_renew_every.is_zero() || args.lease_renew_every * 2 > args.lease_duration {
         return Err(RunError::Usage(format!(
-            "--lease-renew-every ({:?}) must be shorter than --lease-duration ({:?}), and not 0",
+            "--lease-renew-every ({:?}) must be at most half of --lease-duration ({:?}), and not 0: writes stop one renewal before a Lease may expire",
             args.lease_renew_every, args.lease_duration
         )));
+    }
+    if args.shards > 0 && args.identity == "porch-variants" {
+        return Err(RunError::Usage(
+            "--shards needs each replica's own --identity (POD_NAME); with the default one every replica would hold every shard".into(),
+        ));
     }
 
     // Shutdown and leadership.

@@ -2,25 +2,37 @@
 //!
 //! Each object belongs to one of N shards by the FNV-1a hash of
 //! `namespace/name`, as upstream's sharded controllers assign them. Each
-//! shard is a `coordination.k8s.io/v1` Lease (`<lease-name>-shard-<k>`),
+//! shard is a `coordination.k8s.io/v1` Lease (`<lease-name>-s<N>-shard-<k>`),
 //! held by at most one replica, taken and renewed exactly as the leader
 //! Lease is ([`super::leader::try_acquire`]: optimistic concurrency on the
 //! Lease, expiry measured on the taker's own clock). Each replica also
-//! renews a member Lease (`<lease-name>-member-<identity>`); the live
+//! renews a member Lease (`<lease-name>-s<N>-member-<identity>`); the live
 //! members set every replica's share, `ceil(N / members)` shards, and the
 //! shards a replica prefers are ranked by rendezvous hashing of its
-//! identity and the shard, so replicas rarely contend for the same one.
+//! identity and the shard, so replicas rarely contend for the same one. A
+//! shard that no replica has taken for a whole Lease duration (a member
+//! that counts but never takes its share) is taken beyond the share.
 //!
-//! **Fencing.** A replica writes an object only while the gate of its
-//! shard is open ([`Gates`]), and every write checks the gate again (the
-//! stores' `leading` checks). A gate closes when the replica gives the
-//! shard up (its share shrank: a replica joined) or when the shard's
-//! Lease was last renewed longer ago than the Lease duration less one
-//! renewal period. A shard given up is not released: it is left to expire,
-//! so another replica takes it only after the Lease duration, by which
-//! time this one has stopped writing it for at least one renewal period.
-//! A replica that dies has its shards taken over the same way, within the
-//! Lease duration plus one round.
+//! **Fencing.** A replica reconciles an object only while the gate of its
+//! shard is open ([`Gates`]), and every write the reconcile makes, to the
+//! API server or to Git, checks the gate again. A gate closes when the
+//! replica gives the shard up (its share shrank: a replica joined), when
+//! the shard rounds end (even by a panic: their senders close every gate
+//! when dropped), or when the shard's Lease was last renewed longer ago
+//! than the Lease duration less one renewal period, counted from before
+//! the renewal was sent. A shard given up is not released: it is left to
+//! expire, so another replica takes it only after the Lease duration, by
+//! which time this one has stopped writing it for at least one renewal
+//! period. A replica that dies has its shards taken over the same way.
+//! No replica holds a shard while the leader Lease is held (replicas not
+//! sharded are writing) or while a live replica splits the objects into
+//! another number of shards (a change of `--shards` rolling out).
+//!
+//! What is fenced is the reconcile of each object: the objects a
+//! reconcile writes on the way (a set's variants, a variant's drafts)
+//! may belong to other shards, and are written as two controllers of one
+//! process write them, under the API server's optimistic concurrency and
+//! field ownership, and Git's leased pushes.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -193,22 +205,24 @@ impl ShardConfig {
         }
     }
 
+    /// The Leases' names start with the prefix and the number of shards:
+    /// replicas split another way never share a Lease, and see each other.
+    fn group(&self) -> String {
+        format!("{}-s{}", self.lease.name, self.shards)
+    }
+
     /// The Lease of shard `k`.
     pub fn shard_lease(&self, k: u32) -> String {
-        format!("{}-shard-{k}", self.lease.name)
+        format!("{}-shard-{k}", self.group())
     }
 
     /// This replica's member Lease.
     pub fn member_lease(&self) -> String {
         format!(
             "{}-member-{}",
-            self.lease.name,
+            self.group(),
             dns_label(&self.lease.identity)
         )
-    }
-
-    fn member_prefix(&self) -> String {
-        format!("{}-member-", self.lease.name)
     }
 }
 
@@ -229,7 +243,10 @@ fn dns_label(s: &str) -> String {
 #[derive(Debug, Default)]
 struct State {
     observed: HashMap<String, Observed>,
+    /// Held shards, with when their last renewal was sent.
     renewed: BTreeMap<u32, Instant>,
+    /// Shards no live replica holds, since when.
+    free_since: BTreeMap<u32, Instant>,
     rounds: u64,
 }
 
@@ -246,20 +263,107 @@ pub struct ShardMetrics {
     pub given_up: prometheus_client::metrics::counter::Counter,
 }
 
-/// One round: renews the member Lease, reads every Lease of the group,
-/// and keeps, gives up and takes shards per [`plan`]. Gates open for
-/// shards held; newly held shards are sent on `gained`.
+/// The gates' senders; dropped (the rounds ended, by a panic or an abort
+/// too), they close every gate first, so no write goes on without them.
+struct Senders(Vec<watch::Sender<bool>>);
+
+impl Senders {
+    fn close(&self, k: u32) {
+        if let Some(g) = usize::try_from(k).ok().and_then(|i| self.0.get(i)) {
+            g.send_replace(false);
+        }
+    }
+
+    fn close_all(&self) {
+        for g in &self.0 {
+            g.send_replace(false);
+        }
+    }
+}
+
+impl Drop for Senders {
+    fn drop(&mut self) {
+        self.close_all();
+    }
+}
+
+/// Why this replica holds no shard this round although it could.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum HoldOff {
+    /// The leader Lease is held: replicas not sharded are writing.
+    Leader(String),
+    /// A live replica splits the objects into another number of shards.
+    OtherSplit(String),
+}
+
+/// What the group's Leases say this round.
+#[derive(Debug, Default)]
+struct Seen {
+    members: usize,
+    taken_by_others: BTreeSet<u32>,
+    hold_off: Option<HoldOff>,
+}
+
+/// Reads the Leases of the namespace: the live members of this split, the
+/// shards other live replicas hold, and anything that forbids holding
+/// shards at all (the leader Lease held, or another split alive).
+fn read_leases(cfg: &ShardConfig, state: &mut State, leases: &[Lease]) -> Seen {
+    let now = Instant::now();
+    let me = cfg.lease.identity.as_str();
+    let member = cfg.member_lease();
+    let members_prefix = format!("{}-member-", cfg.group());
+    let shard_prefix = format!("{}-shard-", cfg.group());
+    let other_split = format!("{}-s", cfg.lease.name);
+    let mut seen = Seen {
+        members: 1,
+        ..Seen::default()
+    };
+    let names: BTreeSet<String> = leases.iter().map(|l| l.name_any()).collect();
+    state.observed.retain(|n, _| names.contains(n));
+    for lease in leases {
+        let name = lease.name_any();
+        let observed = state.observed.entry(name.clone()).or_default();
+        let live_other = leader::held_by_other(lease, me, observed, now);
+        if !live_other {
+            continue;
+        }
+        if name == cfg.lease.name {
+            seen.hold_off = Some(HoldOff::Leader(name));
+        } else if let Some(k) = name
+            .strip_prefix(&shard_prefix)
+            .and_then(|k| k.parse::<u32>().ok())
+        {
+            seen.taken_by_others.insert(k);
+        } else if name.starts_with(&members_prefix) {
+            if name != member {
+                seen.members += 1;
+            }
+        } else if name
+            .strip_prefix(&other_split)
+            .and_then(|rest| rest.split_once("-member-"))
+            .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        {
+            seen.hold_off = Some(HoldOff::OtherSplit(name));
+        }
+    }
+    seen
+}
+
+/// One round: renews the member Lease, reads every Lease of the
+/// namespace, and keeps, gives up and takes shards per [`plan`] (the
+/// renewals and takes run at once). Gates open for shards held; newly
+/// held shards are sent on `gained`.
 async fn round(
     client: &Client,
     cfg: &ShardConfig,
     state: &mut State,
-    gates: &[watch::Sender<bool>],
+    gates: &Senders,
     gained: &mpsc::UnboundedSender<u32>,
     metrics: &ShardMetrics,
 ) -> Result<(), leader::LeaseError> {
     let member = cfg.member_lease();
     let mut mine = Observed::default();
-    leader::try_acquire(client, &cfg.named(member.clone()), &mut mine).await?;
+    leader::try_acquire(client, &cfg.named(member), &mut mine).await?;
     state.rounds += 1;
     let api: Api<Lease> = Api::namespaced(client.clone(), &cfg.lease.namespace);
     let leases = api
@@ -267,68 +371,86 @@ async fn round(
         .await
         .map_err(|source| leader::LeaseError {
             namespace: cfg.lease.namespace.clone(),
-            name: format!("{}-*", cfg.lease.name),
+            name: format!("{}-*", cfg.group()),
             source,
         })?;
-    let now = Instant::now();
-    let me = cfg.lease.identity.as_str();
-    let mut members = 1usize;
-    let mut taken_by_others = BTreeSet::new();
-    let prefix = cfg.member_prefix();
-    for lease in &leases.items {
-        let name = lease.name_any();
-        let observed = state.observed.entry(name.clone()).or_default();
-        let live_other = leader::held_by_other(lease, me, observed, now);
-        if name.starts_with(&prefix) && name != member && live_other {
-            members += 1;
-        }
-        for k in 0..cfg.shards {
-            if name == cfg.shard_lease(k) && live_other {
-                taken_by_others.insert(k);
-            }
-        }
-    }
+    let seen = read_leases(cfg, state, &leases.items);
     metrics
         .members
-        .set(i64::try_from(members).unwrap_or(i64::MAX));
+        .set(i64::try_from(seen.members).unwrap_or(i64::MAX));
+    if let Some(why) = &seen.hold_off {
+        if !state.renewed.is_empty() {
+            tracing::warn!(
+                ?why,
+                "another replica may write these objects: every shard given up"
+            );
+        }
+        for k in std::mem::take(&mut state.renewed).into_keys() {
+            gates.close(k);
+            metrics.given_up.inc();
+        }
+        return Ok(());
+    }
     // The first round only announces this replica: replicas started
     // together see each other before any takes a share.
     if state.rounds == 1 {
         return Ok(());
     }
+    let now = Instant::now();
     let held: BTreeSet<u32> = state.renewed.keys().copied().collect();
     let free: BTreeSet<u32> = (0..cfg.shards)
-        .filter(|k| !taken_by_others.contains(k))
+        .filter(|k| !seen.taken_by_others.contains(k) && !held.contains(k))
         .collect();
-    let plan = plan(me, cfg.shards, members, &held, &free);
+    state.free_since.retain(|k, _| free.contains(k));
+    for k in &free {
+        state.free_since.entry(*k).or_insert(now);
+    }
+    let mut plan = plan(&cfg.lease.identity, cfg.shards, seen.members, &held, &free);
+    // A shard nobody has taken for a whole Lease duration (a member that
+    // counts but never takes its share: crashing, or stuck) is taken
+    // beyond the share; the excess is given up once that member does.
+    for (k, since) in &state.free_since {
+        if now.duration_since(*since) >= cfg.lease.duration && !plan.take.contains(k) {
+            plan.take.push(*k);
+        }
+    }
     for k in &plan.drop {
         // Stop writing now; the Lease expires on its own.
-        close(gates, *k);
+        gates.close(*k);
         state.renewed.remove(k);
         metrics.given_up.inc();
-        tracing::info!(shard = k, members, "shard given up");
+        tracing::info!(shard = k, members = seen.members, "shard given up");
     }
-    for k in plan.keep.iter().chain(&plan.take) {
+    let attempts = plan.keep.iter().chain(&plan.take).map(|k| {
         let name = cfg.shard_lease(*k);
-        let observed = state.observed.entry(name.clone()).or_default();
-        // The renewal counts from before the request: the API server
-        // stores it after this instant, and every other replica sees it
-        // later still, so this replica's deadline comes first.
-        let sent = Instant::now();
-        match leader::try_acquire(client, &cfg.named(name), observed).await {
+        let mut observed = state.observed.get(&name).cloned().unwrap_or_default();
+        let lease = cfg.named(name.clone());
+        async move {
+            // The renewal counts from before the request: the API server
+            // stores it after this instant, and every other replica sees
+            // it later still, so this replica's deadline comes first.
+            let sent = Instant::now();
+            let r = leader::try_acquire(client, &lease, &mut observed).await;
+            (*k, name, observed, sent, r)
+        }
+    });
+    for (k, name, observed, sent, r) in futures::future::join_all(attempts).await {
+        state.observed.insert(name, observed);
+        match r {
             Ok(true) => {
-                state.renewed.insert(*k, sent);
-                if let Some(g) = usize::try_from(*k).ok().and_then(|i| gates.get(i)) {
+                state.renewed.insert(k, sent);
+                state.free_since.remove(&k);
+                if let Some(g) = usize::try_from(k).ok().and_then(|i| gates.0.get(i)) {
                     if !g.send_replace(true) {
                         metrics.taken.inc();
-                        tracing::info!(shard = k, members, "shard taken");
-                        let _ = gained.send(*k);
+                        tracing::info!(shard = k, members = seen.members, "shard taken");
+                        let _ = gained.send(k);
                     }
                 }
             }
             Ok(false) => {
-                close(gates, *k);
-                state.renewed.remove(k);
+                gates.close(k);
+                state.renewed.remove(&k);
             }
             Err(e) => tracing::warn!(shard = k, error = %e, "shard lease round failed"),
         }
@@ -336,14 +458,8 @@ async fn round(
     Ok(())
 }
 
-fn close(gates: &[watch::Sender<bool>], k: u32) {
-    if let Some(g) = usize::try_from(k).ok().and_then(|i| gates.get(i)) {
-        g.send_replace(false);
-    }
-}
-
 /// Closes the gates of shards not renewed within `deadline`.
-fn expire(state: &mut State, gates: &[watch::Sender<bool>], deadline: Duration) {
+fn expire(state: &mut State, gates: &Senders, deadline: Duration) {
     let stale: Vec<u32> = state
         .renewed
         .iter()
@@ -352,14 +468,14 @@ fn expire(state: &mut State, gates: &[watch::Sender<bool>], deadline: Duration) 
         .collect();
     for k in stale {
         tracing::warn!(shard = k, "shard lease not renewed in time; writes stop");
-        close(gates, k);
+        gates.close(k);
         state.renewed.remove(&k);
     }
 }
 
-/// Runs the shard rounds until `shutdown` flips to true, then closes every
-/// gate and, once `drained` flips to true (the controllers have stopped
-/// writing), releases the Leases.
+/// Runs the shard rounds until `shutdown` flips to true (or its sender
+/// goes), then closes every gate and releases the Leases. The caller
+/// stops the rounds only once the controllers have stopped writing.
 pub async fn run(
     client: Client,
     cfg: ShardConfig,
@@ -368,11 +484,14 @@ pub async fn run(
     metrics: ShardMetrics,
     mut shutdown: watch::Receiver<bool>,
 ) {
+    let gates = Senders(gates);
     let mut state = State::default();
     // Writes stop one renewal period before another replica may take the
     // shard.
     let deadline = cfg.lease.duration.saturating_sub(cfg.lease.renew_every);
-    loop {
+    let mut stopping = false;
+    while !stopping {
+        let round_started = tokio::time::Instant::now();
         // A round that hangs ends at the first shard's deadline, so that
         // gate closes on time.
         let limit = state
@@ -396,9 +515,9 @@ pub async fn run(
         metrics
             .held
             .set(i64::try_from(state.renewed.len()).unwrap_or(i64::MAX));
-        // The next round, or a shard's deadline if that comes first (its
-        // gate closes on time even if the next round hangs).
-        let next_round = tokio::time::Instant::now() + cfg.lease.renew_every;
+        // The next round one period after this one started, or a shard's
+        // deadline if that comes first (its gate closes on time).
+        let next_round = round_started + cfg.lease.renew_every;
         loop {
             let next_deadline = state
                 .renewed
@@ -408,20 +527,16 @@ pub async fn run(
             let wake = next_deadline.map_or(next_round, |d| d.min(next_round));
             tokio::select! {
                 _ = tokio::time::sleep_until(wake) => {}
-                _ = shutdown.wait_for(|s| *s) => break,
+                // Asked to stop, or the one who could ask is gone.
+                _ = shutdown.wait_for(|s| *s) => stopping = true,
             }
             expire(&mut state, &gates, deadline);
-            if tokio::time::Instant::now() >= next_round || *shutdown.borrow() {
+            if stopping || tokio::time::Instant::now() >= next_round {
                 break;
             }
         }
-        if *shutdown.borrow() {
-            break;
-        }
     }
-    for g in &gates {
-        g.send_replace(false);
-    }
+    gates.close_all();
     metrics.held.set(0);
     let mut names: Vec<String> = state.renewed.keys().map(|k| cfg.shard_lease(*k)).collect();
     names.push(cfg.member_lease());
@@ -430,7 +545,9 @@ pub async fn run(
         match tokio::time::timeout(cfg.lease.renew_every, leader::release(&client, &c)).await {
             Ok(Ok(())) => {}
             Ok(Err(e)) => tracing::warn!(error = %e, "could not release a shard lease"),
-            Err(_) => tracing::warn!(lease = %c.name, "releasing timed out; it expires on its own"),
+            Err(_) => {
+                tracing::warn!(lease = %c.name, "releasing timed out; it expires on its own")
+            }
         }
     }
 }

@@ -525,6 +525,9 @@ pub struct RemoteRevisions {
     remotes: BTreeMap<(String, String), RemoteRepo>,
     options: RemoteOptions,
     counters: Counters,
+    /// Writes go only while this is open (the reconciled object's shard,
+    /// or the leader Lease); `None`: always.
+    fence: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 /// The outcome of a push.
@@ -558,6 +561,7 @@ impl RemoteRevisions {
             remotes: BTreeMap::new(),
             options,
             counters: Counters::default(),
+            fence: None,
         };
         for cfg in remotes {
             let key = (cfg.repo.namespace.clone(), cfg.repo.name.clone());
@@ -565,6 +569,23 @@ impl RemoteRevisions {
             out.remotes.insert(key, repo);
         }
         Ok(out)
+    }
+
+    /// Writes (to local repositories and to remotes' mirrors, and each
+    /// push) only while `gate` is open: a replica that lost the object's
+    /// Lease stops at its next Git write, as at its next API write.
+    pub fn fenced(mut self, gate: tokio::sync::watch::Receiver<bool>) -> Self {
+        self.fence = Some(gate);
+        self
+    }
+
+    fn check_fence(&self, what: &str) -> StoreResult<()> {
+        match &self.fence {
+            Some(gate) if !*gate.borrow() => Err(StoreError::NotLeader {
+                what: what.to_string(),
+            }),
+            _ => Ok(()),
+        }
     }
 
     fn open_remote(&self, cfg: RemoteConfig) -> StoreResult<RemoteRepo> {
@@ -877,6 +898,11 @@ impl RemoteRevisions {
             if changes.is_empty() {
                 return Ok(value);
             }
+            if let Err(e) = self.check_fence(what) {
+                // Not pushed: the mirror goes back to the remote's refs.
+                self.restore(r, &mut st)?;
+                return Err(e);
+            }
             match self.push(&r.cfg, &changes)? {
                 Pushed::Done => {
                     bump(&self.counters.pushes);
@@ -967,6 +993,9 @@ impl RemoteRevisions {
         write: Option<&str>,
         op: &dyn Fn(&GitRevisions) -> StoreResult<T>,
     ) -> StoreResult<(T, Option<&RemoteRepo>)> {
+        if let Some(what) = write {
+            self.check_fence(what)?;
+        }
         for target in self.targets(ns, name) {
             let result = match (target, write) {
                 (None, _) => op(&self.local),
@@ -1231,20 +1260,20 @@ impl PackageRevisionStore for RemoteRevisions {
             new.revision.metadata.namespace.clone(),
             new.revision.spec.repository.clone(),
         );
+        let what = format!(
+            "create {}",
+            super::revision_name(
+                &key.1,
+                &new.revision.spec.package_name,
+                &new.revision.spec.workspace_name
+            )
+        );
+        self.check_fence(&what)?;
         match self.remotes.get(&key) {
             None => self.local.create(new),
-            Some(r) => {
-                let what = format!(
-                    "create {}",
-                    super::revision_name(
-                        &key.1,
-                        &new.revision.spec.package_name,
-                        &new.revision.spec.workspace_name
-                    )
-                );
-                self.write(r, &what, &|s| s.create(new.clone()))
-                    .map(|pr| with_url(pr, Some(r)))
-            }
+            Some(r) => self
+                .write(r, &what, &|s| s.create(new.clone()))
+                .map(|pr| with_url(pr, Some(r))),
         }
     }
 
