@@ -29,13 +29,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use kube_support::*;
-use porch_variants::kube::controller::{self, Context};
-use porch_variants::kube::leader::LeaseConfig;
+use porch_variants::kube::controller;
 use porch_variants::kube::metrics::Metrics;
-use porch_variants::kube::shard::{self, Gates, ShardConfig, ShardMetrics};
+use porch_variants::kube::shard;
 use pv_core::api::{PackageRevision, PackageVariant};
 use serde_json::json;
-use tokio::sync::{mpsc, watch};
 
 const NS: &str = "default";
 const SHARDS: u32 = 64;
@@ -82,17 +80,7 @@ fn published(repo: &str, ws: &str, revision: i64, owner: Option<usize>) -> Packa
 }
 
 fn variant(i: usize) -> PackageVariant {
-    serde_json::from_value(json!({
-        "apiVersion": "config.porch.kpt.dev/v1alpha1", "kind": "PackageVariant",
-        "metadata": {"name": format!("pv-{i}"), "namespace": NS, "uid": format!("uid-pv-{i}"),
-                     "resourceVersion": "3", "finalizers": ["config.porch.kpt.dev/packagevariants"]},
-        "spec": {
-            "upstream": {"repo": "blueprints", "package": "web"},
-            "downstream": {"repo": format!("edge-{i}"), "package": "web"},
-            "packageContext": {"data": {"site": format!("edge-{i}")}}
-        }
-    }))
-    .expect("variant")
+    fleet_variant(i, "site", &format!("edge-{i}"))
 }
 
 /// Resident memory of this process, in bytes.
@@ -152,56 +140,31 @@ async fn simulate(n: usize) -> (Vec<Row>, u64) {
         &published("blueprints", "v2", 2, None),
     );
 
-    let mut replicas = Vec::new();
-    for r in 0..REPLICAS {
-        let id = format!("replica-{r}");
-        let client = fake_client_as(server.clone(), &id);
-        let (tx, rx): (Vec<_>, Vec<_>) = (0..SHARDS).map(|_| watch::channel(false)).unzip();
-        let (gained, _) = mpsc::unbounded_channel();
-        let (stop, stop_rx) = watch::channel(false);
-        let cfg = ShardConfig {
-            lease: LeaseConfig {
-                name: "porch-variants".into(),
-                namespace: NS.into(),
-                identity: id.clone(),
-                duration: Duration::from_secs(60),
-                renew_every: Duration::from_millis(300),
-            },
-            shards: SHARDS,
-        };
-        tokio::spawn(shard::run(
-            client.clone(),
-            cfg,
-            tx,
-            gained,
-            ShardMetrics::default(),
-            stop_rx,
-        ));
-        let gates = Gates::sharded(rx);
-        let metrics = Arc::new(Metrics::default());
-        let mut ctx = Context::new(
-            client,
-            caches.clone(),
-            Arc::new(porch_variants::engine_api::NativeCore),
-            metrics.clone(),
-            watch::channel(true).1,
-        );
-        ctx.gates = gates.clone();
-        replicas.push((id, gates, Arc::new(ctx), metrics, stop));
-    }
+    let replicas: Vec<ShardReplica> = (0..REPLICAS)
+        .map(|r| {
+            start_shard_replica(
+                &server,
+                &caches,
+                &format!("replica-{r}"),
+                SHARDS,
+                Duration::from_secs(60),
+                Duration::from_millis(300),
+            )
+        })
+        .collect();
     // Until the shards are split: each held once, at most a share each.
     let share = shard::share(SHARDS, REPLICAS);
     let started = Instant::now();
     loop {
         let mut held = vec![0usize; SHARDS as usize];
-        for (_, gates, ..) in &replicas {
-            for k in gates.held() {
+        for r in &replicas {
+            for k in r.gates.held() {
                 held[k as usize] += 1;
             }
         }
         let fair = replicas
             .iter()
-            .all(|(_, g, ..)| (1..=share).contains(&g.held().len()));
+            .all(|r| (1..=share).contains(&r.gates.held().len()));
         if held.iter().all(|h| *h == 1) && fair {
             break;
         }
@@ -213,7 +176,14 @@ async fn simulate(n: usize) -> (Vec<Row>, u64) {
     }
 
     let mut rows = Vec::new();
-    for (id, gates, ctx, metrics, _) in &replicas {
+    for ShardReplica {
+        id,
+        gates,
+        ctx,
+        metrics,
+        ..
+    } in &replicas
+    {
         let owned = variants
             .iter()
             .filter(|pv| gates.open(NS, &kube::ResourceExt::name_any(pv.as_ref())))
@@ -275,8 +245,8 @@ async fn simulate(n: usize) -> (Vec<Row>, u64) {
             took,
         });
     }
-    for (.., stop) in &replicas {
-        stop.send_replace(true);
+    for r in &replicas {
+        r.stop.send_replace(true);
     }
     (rows, cache_bytes)
 }

@@ -63,17 +63,7 @@ fn blueprint() -> (PackageRevision, BTreeMap<String, String>) {
 }
 
 fn variant(i: usize) -> PackageVariant {
-    serde_json::from_value(json!({
-        "apiVersion": "config.porch.kpt.dev/v1alpha1", "kind": "PackageVariant",
-        "metadata": {"name": format!("pv-{i}"), "namespace": NS, "uid": format!("uid-pv-{i}"),
-                     "resourceVersion": "3", "finalizers": ["config.porch.kpt.dev/packagevariants"]},
-        "spec": {
-            "upstream": {"repo": "blueprints", "package": "web"},
-            "downstream": {"repo": format!("edge-{i}"), "package": "web"},
-            "packageContext": {"data": {"site": format!("edge-{i}")}}
-        }
-    }))
-    .expect("variant")
+    fleet_variant(i, "site", &format!("edge-{i}"))
 }
 
 /// A fleet whose every variant has its draft: caches, fake server, stored

@@ -14,13 +14,11 @@ use std::time::{Duration, Instant};
 use kube::runtime::controller::Action;
 use kube_support::*;
 use porch_variants::kube::cache::Caches;
-use porch_variants::kube::controller::{self, Context};
-use porch_variants::kube::leader::LeaseConfig;
+use porch_variants::kube::controller;
 use porch_variants::kube::metrics::{Metrics, ShardLabels};
-use porch_variants::kube::shard::{self, Gates, ShardConfig, ShardMetrics};
+use porch_variants::kube::shard::{self, Gates};
 use pv_core::api::{PackageRevision, PackageVariant};
 use serde_json::json;
-use tokio::sync::{mpsc, watch};
 
 const NS: &str = "default";
 const SHARDS: u32 = 12;
@@ -66,28 +64,10 @@ fn revision(repo: &str, ws: &str, lifecycle: &str, owner: Option<&str>) -> Packa
 }
 
 fn variant(i: usize) -> PackageVariant {
-    serde_json::from_value(json!({
-        "apiVersion": "config.porch.kpt.dev/v1alpha1", "kind": "PackageVariant",
-        "metadata": {"name": format!("pv-{i}"), "namespace": NS, "uid": format!("uid-pv-{i}"),
-                     "resourceVersion": "3", "finalizers": ["config.porch.kpt.dev/packagevariants"]},
-        "spec": {
-            "upstream": {"repo": "blueprints", "package": "web"},
-            "downstream": {"repo": format!("edge-{i}"), "package": "web"},
-            "packageContext": {"data": {"region": format!("region-{i}")}}
-        }
-    }))
-    .expect("variant")
+    fleet_variant(i, "region", &format!("region-{i}"))
 }
 
-/// One replica: its shard rounds and its controller context.
-struct Replica {
-    id: String,
-    gates: Gates,
-    ctx: Arc<Context>,
-    metrics: Arc<Metrics>,
-    stop: watch::Sender<bool>,
-    task: tokio::task::JoinHandle<()>,
-}
+type Replica = ShardReplica;
 
 /// The shared API server and caches, the replicas, and the monitor.
 struct Fleet {
@@ -157,50 +137,12 @@ impl Fleet {
 
     /// A replica splitting the objects into `shards`.
     fn start_split(&mut self, id: &str, shards: u32) {
-        let client = fake_client_as(self.server.clone(), id);
-        let (tx, rx): (Vec<_>, Vec<_>) = (0..shards).map(|_| watch::channel(false)).unzip();
-        let (gained, _) = mpsc::unbounded_channel();
-        let (stop, stop_rx) = watch::channel(false);
-        let cfg = ShardConfig {
-            lease: LeaseConfig {
-                name: "porch-variants".into(),
-                namespace: NS.into(),
-                identity: id.into(),
-                duration: DURATION,
-                renew_every: RENEW,
-            },
-            shards,
-        };
-        let task = tokio::spawn(shard::run(
-            client.clone(),
-            cfg,
-            tx,
-            gained,
-            ShardMetrics::default(),
-            stop_rx,
-        ));
-        let gates = Gates::sharded(rx);
-        let metrics = Arc::new(Metrics::default());
-        let mut ctx = Context::new(
-            client,
-            self.caches.clone(),
-            Arc::new(porch_variants::engine_api::NativeCore),
-            metrics.clone(),
-            watch::channel(true).1,
-        );
-        ctx.gates = gates.clone();
+        let r = start_shard_replica(&self.server, &self.caches, id, shards, DURATION, RENEW);
         self.watched
             .lock()
             .unwrap()
-            .push((id.to_string(), gates.clone()));
-        self.replicas.push(Replica {
-            id: id.into(),
-            gates,
-            ctx: Arc::new(ctx),
-            metrics,
-            stop,
-            task,
-        });
+            .push((id.to_string(), r.gates.clone()));
+        self.replicas.push(r);
     }
 
     /// Which replicas hold each shard.

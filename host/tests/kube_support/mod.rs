@@ -666,3 +666,90 @@ pub fn assert_history_granted_with(state: &Shared, files: &[&str]) {
         "deploy/rbac.yaml and {files:?} do not allow: {denied:#?}"
     );
 }
+
+/// One replica of a sharded test: its shard rounds (real, against the
+/// fake server) and its controller context over shared caches.
+pub struct ShardReplica {
+    /// Its identity (and the recorded client's name).
+    pub id: String,
+    /// Its shards' gates.
+    pub gates: porch_variants::kube::shard::Gates,
+    /// Its controllers' context.
+    pub ctx: Arc<Context>,
+    /// Its metrics.
+    pub metrics: Arc<Metrics>,
+    /// Stops its shard rounds.
+    pub stop: watch::Sender<bool>,
+    /// Its shard rounds.
+    pub task: tokio::task::JoinHandle<()>,
+}
+
+/// Starts a replica `id` splitting the objects into `shards`, with Leases
+/// of `duration` renewed every `renew`, reading `caches`.
+pub fn start_shard_replica(
+    server: &Shared,
+    caches: &Caches,
+    id: &str,
+    shards: u32,
+    duration: std::time::Duration,
+    renew: std::time::Duration,
+) -> ShardReplica {
+    use porch_variants::kube::shard;
+    let client = fake_client_as(server.clone(), id);
+    let (tx, rx): (Vec<_>, Vec<_>) = (0..shards).map(|_| watch::channel(false)).unzip();
+    let (gained, _) = tokio::sync::mpsc::unbounded_channel();
+    let (stop, stop_rx) = watch::channel(false);
+    let cfg = shard::ShardConfig {
+        lease: porch_variants::kube::leader::LeaseConfig {
+            name: "porch-variants".into(),
+            namespace: "default".into(),
+            identity: id.into(),
+            duration,
+            renew_every: renew,
+        },
+        shards,
+    };
+    let task = tokio::spawn(shard::run(
+        client.clone(),
+        cfg,
+        tx,
+        gained,
+        shard::ShardMetrics::default(),
+        stop_rx,
+    ));
+    let gates = shard::Gates::sharded(rx);
+    let metrics = Arc::new(Metrics::default());
+    let mut ctx = Context::new(
+        client,
+        caches.clone(),
+        Arc::new(porch_variants::engine_api::NativeCore),
+        metrics.clone(),
+        watch::channel(true).1,
+    );
+    ctx.gates = gates.clone();
+    ShardReplica {
+        id: id.into(),
+        gates,
+        ctx: Arc::new(ctx),
+        metrics,
+        stop,
+        task,
+    }
+}
+
+/// Variant `pv-<i>` of a fleet (namespace `default`): upstream
+/// `blueprints/web`, downstream `edge-<i>/web`, its finalizer already
+/// added, and one package-context entry `key`: `value`.
+pub fn fleet_variant(i: usize, key: &str, value: &str) -> pv_core::api::PackageVariant {
+    serde_json::from_value(json!({
+        "apiVersion": "config.porch.kpt.dev/v1alpha1", "kind": "PackageVariant",
+        "metadata": {"name": format!("pv-{i}"), "namespace": "default", "uid": format!("uid-pv-{i}"),
+                     "resourceVersion": "3", "finalizers": ["config.porch.kpt.dev/packagevariants"]},
+        "spec": {
+            "upstream": {"repo": "blueprints", "package": "web"},
+            "downstream": {"repo": format!("edge-{i}"), "package": "web"},
+            "packageContext": {"data": {key: value}}
+        }
+    }))
+    .expect("variant")
+}
