@@ -391,3 +391,22 @@ async fn a_sharded_replica_reconciles_the_shards_it_takes_and_releases_them() {
     let denied = ungranted_with(&calls, &["sharded/rbac.yaml"]);
     assert!(denied.is_empty(), "{denied:#?}");
 }
+
+/// Lease settings that would let a gate stay open past the point where
+/// another replica may take over, and shards without each replica's own
+/// identity, are refused before any request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unsafe_lease_settings_are_refused_before_any_request() {
+    let server = one_variant(&[], Duration::ZERO);
+    let mut a = args();
+    a.lease_duration = Duration::from_secs(15);
+    a.lease_renew_every = Duration::from_secs(8);
+    let e = run_fails(&server, a).await;
+    assert!(e.contains("--lease-renew-every"), "{e}");
+    let mut a = args();
+    a.shards = 8;
+    a.identity = "porch-variants".into();
+    let e = run_fails(&server, a).await;
+    assert!(e.contains("--identity"), "{e}");
+    assert!(calls(&server).is_empty(), "{:?}", lines(&server));
+}

@@ -61,7 +61,7 @@ pub struct ControllerArgs {
     #[arg(long, env = "POD_NAME", default_value = "porch-variants")]
     pub identity: String,
     /// Split every controller's objects across the replicas in this many
-    /// shards, each held on a Lease (`<lease-name>-shard-<k>`) by one
+    /// shards, each held on a Lease (`<lease-name>-s<N>-shard-<k>`) by one
     /// replica at a time; 0 keeps one leader writing everything.
     #[arg(long, default_value_t = 0)]
     pub shards: u32,
@@ -416,6 +416,18 @@ pub async fn run_with(
             )));
         }
     }
+    if args.lease_renew_every.is_zero() || args.lease_renew_every * 2 > args.lease_duration {
+        return Err(RunError::Usage(format!(
+            "--lease-renew-every ({:?}) must be at most half of --lease-duration ({:?}), and not 0: writes stop one renewal before a Lease may expire",
+            args.lease_renew_every, args.lease_duration
+        )));
+    }
+    if args.shards > 0 && args.identity == "porch-variants" {
+        return Err(RunError::Usage(
+            "--shards needs each replica's own --identity (POD_NAME); with the default one every replica would hold every shard".into(),
+        ));
+    }
+
     let run_prc = all || args.reconcilers.iter().any(|r| r == PACKAGE_REVISIONS);
     let run_pv = all || args.reconcilers.iter().any(|r| r == PACKAGE_VARIANTS);
     let run_pvs = all || args.reconcilers.iter().any(|r| r == PACKAGE_VARIANT_SETS);
@@ -459,18 +471,6 @@ pub async fn run_with(
     } else {
         Arc::new(ComponentCore::load()?)
     };
-
-    if args.lease_renew_every.is_zero() || args.lease_renew_every * 2 > args.lease_duration {
-        return Err(RunError::Usage(format!(
-            "--lease-renew-every ({:?}) must be at most half of --lease-duration ({:?}), and not 0: writes stop one renewal before a Lease may expire",
-            args.lease_renew_every, args.lease_duration
-        )));
-    }
-    if args.shards > 0 && args.identity == "porch-variants" {
-        return Err(RunError::Usage(
-            "--shards needs each replica's own --identity (POD_NAME); with the default one every replica would hold every shard".into(),
-        ));
-    }
 
     // Shutdown and leadership.
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
