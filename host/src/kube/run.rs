@@ -319,37 +319,40 @@ impl Handoff {
             .set(i64::try_from(n).unwrap_or(i64::MAX));
     }
 
+    /// Sends the objects of `store` in `shards` on `tx`; how many.
+    fn send_in<K>(
+        &self,
+        store: &reflector::Store<K>,
+        tx: &mpsc::UnboundedSender<K>,
+        shards: &std::collections::BTreeSet<u32>,
+    ) -> usize
+    where
+        K: Resource + Clone + 'static,
+        K::DynamicType: Eq + std::hash::Hash + Clone,
+    {
+        store
+            .state()
+            .iter()
+            .filter(|o| self.in_shards(o.as_ref(), shards))
+            .filter(|o| tx.send(o.as_ref().clone()).is_ok())
+            .count()
+    }
+
     /// One pass over the caches for every shard taken since the last.
     fn hand_over(&self, shards: &std::collections::BTreeSet<u32>) {
         let [pv, pvs, prc, repo] = self.controllers;
         let mut n = 0usize;
         if pv {
-            for o in self.caches.package_variants.state() {
-                if self.in_shards(o.as_ref(), shards) {
-                    n += usize::from(self.pv.send(o.as_ref().clone()).is_ok());
-                }
-            }
+            n += self.send_in(&self.caches.package_variants, &self.pv, shards);
         }
         if pvs {
-            for o in self.caches.package_variant_sets.state() {
-                if self.in_shards(o.as_ref(), shards) {
-                    n += usize::from(self.pvs.send(o.as_ref().clone()).is_ok());
-                }
-            }
+            n += self.send_in(&self.caches.package_variant_sets, &self.pvs, shards);
         }
         if prc {
-            for o in self.prc_store.state() {
-                if self.in_shards(o.as_ref(), shards) {
-                    n += usize::from(self.prc.send(o.as_ref().clone()).is_ok());
-                }
-            }
+            n += self.send_in(&self.prc_store, &self.prc, shards);
         }
         if repo {
-            for o in self.caches.repositories.state() {
-                if self.in_shards(o.as_ref(), shards) {
-                    n += usize::from(self.repo.send(o.as_ref().clone()).is_ok());
-                }
-            }
+            n += self.send_in(&self.caches.repositories, &self.repo, shards);
         }
         tracing::info!(?shards, objects = n, "shards handed to the controllers");
     }
