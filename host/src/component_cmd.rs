@@ -55,9 +55,12 @@ fn info() -> Result<ExitCode> {
         startup.component_size,
         component::MODULE_SIZE
     );
-    let code = match startup.code {
-        component::CodeSource::Precompiled => "machine code compiled at build time",
-        component::CodeSource::Compiled => "compiled at start-up or read from the code cache",
+    let code = match (startup.code, startup.in_place) {
+        (component::CodeSource::Precompiled, true) => {
+            "machine code compiled at build time, run where it lies in the binary"
+        }
+        (component::CodeSource::Precompiled, false) => "machine code compiled at build time",
+        (component::CodeSource::Compiled, _) => "compiled at start-up or read from the code cache",
     };
     println!(
         "load:     {:.1} ms ({code}, and pre-instantiated)",

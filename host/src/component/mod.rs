@@ -186,6 +186,9 @@ pub struct Startup {
     pub component_size: usize,
     /// Where its machine code came from.
     pub code: CodeSource,
+    /// Whether that code runs where it lies in this binary, never copied
+    /// ([`precompiled::Loading::InPlace`]).
+    pub in_place: bool,
 }
 
 /// Where the component's machine code came from at start-up.
@@ -284,9 +287,10 @@ impl CoreComponent {
             || engine_config::compilation_config(config.fuel.is_some(), config.timeout.is_some());
         let mut loaded = None;
         if try_precompiled {
-            let engine = Engine::new(&settings()).map_err(|e| setup("creating the engine", &e))?;
-            match precompiled::load(&engine) {
-                Ok(component) => loaded = Some((engine, component, CodeSource::Precompiled)),
+            match precompiled::load(config.fuel.is_some(), config.timeout.is_some()) {
+                Ok((engine, component)) => {
+                    loaded = Some((engine, component, CodeSource::Precompiled))
+                }
                 Err(e) if precompiled_only => {
                     return Err(ComponentError::Instantiate(e.to_string()))
                 }
@@ -335,11 +339,13 @@ impl CoreComponent {
             load: started.elapsed(),
             component_size: bytes.len(),
             code,
+            in_place: precompiled::runs_in_place(&component),
         };
         tracing::debug!(
             load_ms = startup.load.as_secs_f64() * 1e3,
             size = startup.component_size,
             code = ?startup.code,
+            in_place = startup.in_place,
             "package-editing component loaded"
         );
         Ok(CoreComponent {
