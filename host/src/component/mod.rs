@@ -13,9 +13,11 @@
 //!   compiled and kept in wasmtime's on-disk cache, so a later start-up
 //!   loads it instead of compiling again;
 //! * an instance per call in its own [`Store`]: a fresh one, or one that
-//!   finished an earlier call without error and stayed small (a fresh
-//!   instance costs about 35 µs before the guest does any work, more than
-//!   a small call's own work). The exports are pure functions, so a call
+//!   finished an earlier call without error (a fresh instance costs about
+//!   35 µs before the guest does any work, more than a small call's own
+//!   work; a large call's memory costs a fifth of its time to fault in
+//!   again). Two are kept: under 16 MiB of linear memory each, or one of
+//!   them up to 128 MiB. The exports are pure functions, so a call
 //!   sees nothing of the calls before it, and an instance that failed
 //!   (a trap, a limit) is dropped: it leaves nothing behind;
 //! * per call, a fuel budget that grows with the size of the input, a
@@ -110,7 +112,8 @@ pub struct ComponentConfig {
     /// Fuel of one call; `None` for no limit.
     pub fuel: Option<Fuel>,
     /// Most linear memory one call may use, in bytes (an instance kept
-    /// from earlier calls starts the call with at most 16 MiB of it).
+    /// from earlier calls starts the call with its memory, at most 128 MiB,
+    /// free in the guest's heap).
     pub max_memory: usize,
     /// Wall-clock deadline of one call (epoch interruption, checked every
     /// [`EPOCH_TICK`]); `None` for none. A backstop for when fuel is off:
@@ -216,13 +219,28 @@ const MAX_IDLE: usize = 2;
 
 /// Largest linear memory of an instance that is kept for later calls: the
 /// small calls (plans, validation, a package of a few files) stay far below
-/// it; a large call pays for its own instance, which is then freed.
+/// it.
 const MAX_IDLE_MEMORY: usize = 16 << 20;
+
+/// Largest linear memory of the one instance kept beyond
+/// [`MAX_IDLE_MEMORY`]. A large call on a fresh instance spends a fifth of
+/// its time having the kernel fault in and clear its memory (the
+/// 10,000-target render: about 90 MiB, 273 ms on a fresh instance, 219 ms
+/// on a kept one); kept, the memory stays resident between calls, as the
+/// native core's allocator keeps its heap. One such instance at most, so
+/// what stays resident is bounded by the largest call, not the number.
+const MAX_IDLE_LARGE_MEMORY: usize = 128 << 20;
 
 /// An instance between calls.
 struct Idle {
     store: Store<State>,
     bindings: PorchVariants,
+}
+
+impl Idle {
+    fn memory(&self) -> usize {
+        self.store.data().peak_memory
+    }
 }
 
 /// The package-editing component, compiled and pre-instantiated, with the
@@ -403,7 +421,9 @@ impl CoreComponent {
 
     /// Runs `call` on an idle instance, or on a fresh one when none is
     /// idle; the instance is kept for a later call when `call` succeeded
-    /// and the instance stayed below [`MAX_IDLE_MEMORY`].
+    /// and the instance stayed below [`MAX_IDLE_MEMORY`] (or below
+    /// [`MAX_IDLE_LARGE_MEMORY`], when no other kept instance is above
+    /// [`MAX_IDLE_MEMORY`]).
     fn with_instance<R>(
         &self,
         call: impl FnOnce(&mut Instance<'_>) -> Result<R, ComponentError>,
@@ -422,9 +442,12 @@ impl CoreComponent {
         if let Some(fuel) = instance.fuel_used() {
             self.fuel_used.fetch_add(fuel, Ordering::Relaxed);
         }
-        if result.is_ok() && instance.peak_memory() <= MAX_IDLE_MEMORY {
+        let memory = instance.peak_memory();
+        if result.is_ok() && memory <= MAX_IDLE_LARGE_MEMORY {
             if let Ok(mut idle) = self.idle.lock() {
-                if idle.len() < MAX_IDLE {
+                let large = |m: usize| m > MAX_IDLE_MEMORY;
+                let room = !large(memory) || !idle.iter().any(|i| large(i.memory()));
+                if idle.len() < MAX_IDLE && room {
                     idle.push(Idle {
                         store: instance.store,
                         bindings: instance.bindings,
@@ -445,6 +468,14 @@ impl CoreComponent {
     /// How many instances are kept for later calls.
     pub fn idle_instances(&self) -> usize {
         self.idle.lock().map_or(0, |idle| idle.len())
+    }
+
+    /// The linear memory of each instance kept for later calls, in bytes.
+    pub fn idle_memory(&self) -> Vec<usize> {
+        self.idle.lock().map_or_else(
+            |_| Vec::new(),
+            |idle| idle.iter().map(Idle::memory).collect(),
+        )
     }
 
     /// A fresh instance in a fresh store with this component's limits
