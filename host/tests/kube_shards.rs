@@ -182,6 +182,20 @@ impl Fleet {
         }
     }
 
+    /// Waits until replica `i` holds every shard (at most 20 s after
+    /// `started`).
+    async fn holds_every_shard(&self, i: usize, started: Instant) {
+        let gates = &self.replicas[i].gates;
+        while gates.held().len() < SHARDS as usize {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "{:?}",
+                gates.held()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// Delivers `pv` to every live replica's controller, as each
     /// replica's watch does; the actions.
     async fn reconcile_everywhere(&self, i: usize) -> Vec<(String, Result<Action, String>)> {
@@ -578,14 +592,7 @@ async fn replicas_split_another_way_hold_nothing_together() {
     // every shard.
     f.replicas[0].stop.send_replace(true);
     let started = Instant::now();
-    while f.replicas[1].gates.held().len() < SHARDS as usize {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "{:?}",
-            f.replicas[1].gates.held()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    f.holds_every_shard(1, started).await;
 }
 
 /// A member that counts but never takes its share (its member Lease is
@@ -603,14 +610,7 @@ async fn shards_a_stuck_member_never_takes_are_taken_by_the_others() {
     let _renewing = keep_renewing(&f.server, &stuck);
     f.start("r-0");
     let started = Instant::now();
-    while f.replicas[0].gates.held().len() < SHARDS as usize {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "{:?}",
-            f.replicas[0].gates.held()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    f.holds_every_shard(0, started).await;
     assert!(
         started.elapsed() >= DURATION,
         "the orphans wait a Lease duration"
