@@ -8,7 +8,10 @@ use std::path::{Path, PathBuf};
 
 use porch_variants::engine_api::{ComponentCore, Core, NativeCore};
 use porch_variants::local::cli::publish_files;
-use porch_variants::reconcile::{run_to_fixed_point, Ctx, NoProgress, ReconcileError, RunReport};
+use porch_variants::reconcile::{
+    run_to_fixed_point, run_to_fixed_point_quiet, Ctx, NoProgress, QuietDigests, ReconcileError,
+    RunReport,
+};
 use porch_variants::store::faulty::{FaultPlan, Faulty};
 use porch_variants::store::git::{init_bare, GitRepoConfig, GitRevisions};
 use porch_variants::store::memory::MemoryObjects;
@@ -106,6 +109,30 @@ impl Fleet {
             renderer: None,
         };
         run_to_fixed_point(&ctx, 10, &NoProgress)
+    }
+
+    /// A run as a new process of local mode makes it: the repositories
+    /// opened afresh with the owner cache, variants whose digest `quiet`
+    /// recorded skipped, the digests and the cache kept for the next run.
+    fn run_quiet(
+        &self,
+        plan: std::sync::Arc<FaultPlan>,
+        core: &dyn Core,
+        quiet: &mut QuietDigests,
+    ) -> Result<RunReport, ReconcileError> {
+        let git = self.git().with_owner_cache(self.root.join("owners.json"));
+        let revisions = Faulty::new(&git, plan.clone());
+        let objects = Faulty::new(&self.objects, plan);
+        let ctx = Ctx {
+            revisions: &revisions,
+            objects: &objects,
+            core,
+            now: "2026-01-01T00:00:00Z".into(),
+            renderer: None,
+        };
+        let report = run_to_fixed_point_quiet(&ctx, 10, &NoProgress, Some(quiet))?;
+        git.save_owner_cache()?;
+        Ok(report)
     }
 
     /// A run that renders drafts (local mode's setting), with `core`.
@@ -790,25 +817,32 @@ fn fleet_timing() {
                 "injectors": [{"name": "east-endpoints"}]
             }
         }])));
+        // As two processes of local mode: the second skips the variants
+        // the first left quiet.
+        let mut quiet = QuietDigests::default();
         let plan = FaultPlan::counting();
         let timed = Timed::new(core);
         let started = std::time::Instant::now();
-        let r = f.run_with_core(plan.clone(), &timed).unwrap();
+        let r = f.run_quiet(plan.clone(), &timed, &mut quiet).unwrap();
         let first = started.elapsed();
         let first_core = timed.summary();
         let counts = plan.counts();
         let plan2 = FaultPlan::counting();
         let timed = Timed::new(core);
         let started = std::time::Instant::now();
-        let r2 = f.run_with_core(plan2.clone(), &timed).unwrap();
+        let r2 = f.run_quiet(plan2.clone(), &timed, &mut quiet).unwrap();
         let second = started.elapsed();
+        assert_eq!(
+            r2.skipped, r2.package_variants,
+            "a no-op run skips every variant"
+        );
         println!(
             "{} core, {n} repositories: first run {first_core}; second run {}",
             core.name(),
             timed.summary()
         );
         println!(
-            "{} core, {n} repositories ({} variants): first run {:.2}s, {} passes, {} reads, {} writes; second run {:.2}s, {} reads, {} writes, {} events",
+            "{} core, {n} repositories ({} variants): first run {:.2}s, {} passes, {} reads, {} writes; second run {:.2}s, {} reads, {} writes, {} events, {} variants skipped",
             core.name(),
             r.package_variants,
             first.as_secs_f64(),
@@ -818,7 +852,8 @@ fn fleet_timing() {
             second.as_secs_f64(),
             plan2.counts().reads,
             plan2.counts().writes,
-            r2.events.len()
+            r2.events.len(),
+            r2.skipped
         );
         let per = |calls: usize| calls as f64 / r.package_variants.max(1) as f64;
         println!(
@@ -1299,4 +1334,160 @@ fn drafts_are_rendered_and_a_failing_function_is_named_in_the_status() {
         again.events
     );
     assert_eq!(f.refs(), before, "no new commit");
+}
+
+/// The same fleet twice, changed alike: one side runs as local mode does
+/// (a new process each run, skipping the variants whose digest it recorded
+/// quiet), the other reconciles every variant every run. Whatever either
+/// writes, the other must write too.
+struct Twin {
+    quiet: Fleet,
+    all: Fleet,
+    digests: QuietDigests,
+}
+
+impl Twin {
+    fn new(n: usize) -> Twin {
+        let twin = Twin {
+            quiet: Fleet::new(n),
+            all: Fleet::new(n),
+            digests: QuietDigests::default(),
+        };
+        for f in [&twin.quiet, &twin.all] {
+            for i in 1..=n {
+                f.objects
+                    .put_package_variant(pv(&format!("pv-{i}"), &format!("edge-{i}")));
+            }
+        }
+        twin
+    }
+
+    fn change(&self, what: impl Fn(&Fleet)) {
+        what(&self.quiet);
+        what(&self.all);
+    }
+
+    /// Runs both; they must write the same; returns how many the quiet
+    /// side skipped in its last pass.
+    fn run(&mut self, step: &str) -> (RunReport, usize) {
+        let quiet = self
+            .quiet
+            .run_quiet(FaultPlan::counting(), &NativeCore, &mut self.digests)
+            .unwrap();
+        let all = self.all.run_with(FaultPlan::counting()).unwrap();
+        assert!(all.converged && quiet.converged, "{step}");
+        assert_eq!(quiet.events, all.events, "{step}: events");
+        assert_eq!(quiet.errors, all.errors, "{step}: errors");
+        assert_eq!(quiet.passes, all.passes, "{step}: passes");
+        assert_eq!(all.skipped, 0);
+        assert_eq!(
+            self.quiet.snapshot(),
+            self.all.snapshot(),
+            "{step}: the repositories"
+        );
+        let skipped = quiet.skipped;
+        (quiet, skipped)
+    }
+}
+
+#[test]
+fn a_variant_is_skipped_only_while_nothing_it_reads_changes() {
+    let mut twin = Twin::new(3);
+    let (first, skipped) = twin.run("first run");
+    assert_eq!(skipped, 0);
+    assert!(!first.events.is_empty());
+    let (quiet, skipped) = twin.run("no-op");
+    assert!(quiet.events.is_empty());
+    assert_eq!(skipped, 3, "nothing changed: every variant skipped");
+
+    // A user edits edge-1's draft: only pv-1 reads it.
+    twin.change(|f| {
+        let name = "edge-1.web.packagevariant-1";
+        let mut files = f.files(name);
+        let d = files["deployment.yaml"].replace("replicas: 2", "replicas: 5");
+        files.insert("deployment.yaml".into(), d);
+        f.git().update_resources(NS, name, &files, "").unwrap();
+    });
+    assert_eq!(twin.run("a local edit").1, 2);
+
+    twin.change(Fleet::approve_all);
+    assert_eq!(twin.run("approved").1, 0, "every downstream changed");
+
+    twin.change(Fleet::publish_upstream_v2);
+    let (upgrade, skipped) = twin.run("upstream v2");
+    assert_eq!(skipped, 0, "the upstream every variant reads changed");
+    assert_eq!(
+        upgrade
+            .events
+            .iter()
+            .filter(|e| e.action == "created upgrade draft")
+            .count(),
+        3
+    );
+    assert_eq!(twin.run("no-op after the upgrade").1, 3);
+
+    // The injected ConfigMap changes: every variant injects it.
+    twin.change(|f| {
+        f.objects
+            .put_object(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "east-endpoints", "namespace": NS}, "data": {"db": "db2.east"}}));
+    });
+    let (injected, skipped) = twin.run("injection source changed");
+    assert_eq!(skipped, 0);
+    assert!(!injected.events.is_empty());
+
+    // A revision owned by pv-1 appears in edge-3, a repository pv-1 does
+    // not otherwise read: pv-1 (and pv-3, whose repository it is) must
+    // look; pv-2 need not.
+    twin.change(|f| {
+        let uid = f.objects.package_variant(NS, "pv-1").unwrap().metadata.uid;
+        let mut pr = PackageRevision::default();
+        pr.metadata.namespace = NS.to_string();
+        pr.metadata.owner_references = vec![pv_core::api::OwnerReference {
+            api_version: "config.porch.kpt.dev/v1alpha1".into(),
+            kind: "PackageVariant".into(),
+            name: "pv-1".into(),
+            uid,
+            controller: Some(true),
+            block_owner_deletion: None,
+        }];
+        pr.spec.repository = "edge-3".to_string();
+        pr.spec.package_name = "stray".to_string();
+        pr.spec.workspace_name = "ws".to_string();
+        f.git()
+            .create(porch_variants::store::NewRevision {
+                revision: pr,
+                files: blueprint("web:1.0"),
+                upstream_lock: None,
+            })
+            .unwrap();
+    });
+    let (stray, skipped) = twin.run("a revision owned elsewhere");
+    assert_eq!(
+        stray.events,
+        [porch_variants::reconcile::Event::new(
+            "PackageRevision edge-3.stray.ws",
+            "deleted",
+            "by PackageVariant default/pv-1"
+        )],
+        "pv-1 looked, and deleted what it owns and does not want"
+    );
+    // In the last pass, pv-1 reads what it read when it was last quiet;
+    // pv-3's repository has the stray's metadata commit.
+    assert_eq!(skipped, 2);
+
+    // The variant itself changes.
+    twin.change(|f| {
+        let mut p = pv("pv-2", "edge-2");
+        p.spec
+            .package_context
+            .as_mut()
+            .unwrap()
+            .data
+            .insert("region".into(), "west".into());
+        f.objects.put_package_variant(p);
+    });
+    let (_, skipped) = twin.run("pv-2 edited");
+    assert_eq!(skipped, 2);
+    assert_eq!(twin.run("final no-op").1, 3);
 }

@@ -496,6 +496,7 @@ fn local_mode_clones_and_publishes_on_the_server() {
         max_passes: 10,
         no_progress: true,
         porch_api: Default::default(),
+        reconcile_all: false,
     };
     let (summary, ok) = run_local(&args).unwrap();
     assert!(ok, "{:#?}", summary.report);

@@ -727,6 +727,7 @@ fn the_fleet_demo_gives_the_same_packages_in_either_mode() {
             max_passes: 10,
             no_progress: true,
             porch_api: mode,
+            reconcile_all: false,
         };
         let (summary, ok) = run_local(&args).unwrap();
         assert!(ok, "{mode:?}: {:#?}", summary.report.errors);
@@ -744,6 +745,43 @@ fn the_fleet_demo_gives_the_same_packages_in_either_mode() {
             "{mode:?}: {:#?}",
             again.report.events
         );
+        assert_eq!(again.report.skipped, 21, "{mode:?}: nothing changed");
+        // The standalone variant's file is edited: only it is reconciled.
+        let file = dir.join("team-a.yaml");
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(
+            &file,
+            text.replace(
+                "team: a\n  pipeline",
+                "team: a\n      tier: gold\n  pipeline",
+            ),
+        )
+        .unwrap();
+        let (edited, ok) = run_local(&args).unwrap();
+        assert!(ok, "{mode:?}: {:#?}", edited.report.errors);
+        assert_eq!(edited.report.skipped, 20, "{mode:?}");
+        assert!(
+            edited
+                .report
+                .events
+                .iter()
+                .any(|e| e.object == "PackageVariant default/team-a-web"),
+            "{mode:?}: {:#?}",
+            edited.report.events
+        );
+        std::fs::write(&file, text).unwrap();
+        let (back, ok) = run_local(&args).unwrap();
+        assert!(ok, "{mode:?}: {:#?}", back.report.errors);
+        // Every variant reconciled: the edit is undone, nothing else moves.
+        args.reconcile_all = true;
+        let (all, ok) = run_local(&args).unwrap();
+        assert!(
+            ok && all.report.events.is_empty(),
+            "{mode:?}: {:#?}",
+            all.report.events
+        );
+        assert_eq!(all.report.skipped, 0, "{mode:?}");
+        args.reconcile_all = false;
         let snap: Vec<Revision> = dir_snapshot(&dir)
             .into_iter()
             .map(|mut r| {

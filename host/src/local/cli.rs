@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::dir_lock::{remove_stale_git_locks, DirLock};
 use super::{read_objects, repo_configs, LocalObjects};
 use crate::engine_api::{ComponentCore, Core, NativeCore};
-use crate::reconcile::{run_to_fixed_point, Ctx, Progress, RunReport};
+use crate::reconcile::{run_to_fixed_point_quiet, Ctx, Progress, RunReport};
 use crate::store::faulty::{CallCounts, FaultPlan, Faulty};
 use crate::store::git::{init_bare, remove_unfinished_repository};
 use crate::store::remote::{remote_configs, RemoteRevisions};
@@ -55,6 +55,11 @@ pub struct LocalArgs {
     /// them with their content.
     #[arg(long, value_enum, default_value_t = PorchApi::V1alpha2)]
     pub porch_api: PorchApi,
+    /// Reconcile every PackageVariant, also those that nothing they read
+    /// changed for since a run in which they wrote nothing (skipped by
+    /// default; see `.porch-variants/cache/`).
+    #[arg(long)]
+    pub reconcile_all: bool,
 }
 
 /// What a local run did (the JSON output).
@@ -388,6 +393,7 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
         seeded,
         lock: _lock,
     } = open_repositories(dir, args.init)?;
+    let git = git.with_owner_cache(dir.join(super::OWNER_CACHE));
     let now = now();
     let dir_objects = read_objects(dir)?;
     let objects = LocalObjects::load(dir, &dir_objects, &now)?;
@@ -396,6 +402,13 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
     } else {
         Box::new(ComponentCore::load()?)
     };
+    let identity = crate::reconcile::quiet::build_identity(core.name());
+    let mut quiet = if args.reconcile_all {
+        None
+    } else {
+        Some(super::read_quiet_digests(dir).for_identity(&identity))
+    };
+    let recorded = quiet.clone();
     let plan = FaultPlan::counting();
     let revisions = Faulty::new(&git, plan.clone());
     let objects = Faulty::new(objects, plan.clone());
@@ -462,14 +475,14 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
             revisions: &v2,
             ..ctx
         };
-        let report = run_to_fixed_point(&ctx, args.max_passes, &bar)?;
+        let report = run_to_fixed_point_quiet(&ctx, args.max_passes, &bar, quiet.as_mut())?;
         // Drafts whose render was left for a push that did not come (the
         // variant's mutations changed nothing) are rendered now.
         session.retry_unready()?;
         let lines = super::rpkg::reconcile_declared(&session, &declared)?;
         (report, lines)
     } else {
-        let report = run_to_fixed_point(&ctx, args.max_passes, &bar)?;
+        let report = run_to_fixed_point_quiet(&ctx, args.max_passes, &bar, quiet.as_mut())?;
         let lines = if declared.is_empty() && !super::rpkg::has_objects(dir) {
             Vec::new()
         } else {
@@ -485,6 +498,10 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
         (report, lines)
     };
     let seconds = started.elapsed().as_secs_f64();
+    if let Some(q) = quiet.filter(|q| Some(q) != recorded.as_ref()) {
+        super::write_quiet_digests(dir, &q)?;
+    }
+    git.save_owner_cache()?;
     let ok = report.converged && report.errors.is_empty() && package_revisions.iter().all(|l| l.ok);
     Ok((
         LocalSummary {
@@ -518,9 +535,14 @@ pub fn print_text(s: &LocalSummary) {
         println!("{}: {}", l.object, l.detail);
     }
     println!(
-        "{} PackageVariantSet(s), {} PackageVariant(s): {} write(s) in {} pass(es), {}; {} store reads, {} store writes; {:.2}s ({} core)",
+        "{} PackageVariantSet(s), {} PackageVariant(s){}: {} write(s) in {} pass(es), {}; {} store reads, {} store writes; {:.2}s ({} core)",
         s.report.package_variant_sets,
         s.report.package_variants,
+        if s.report.skipped > 0 {
+            format!(" ({} unchanged since a quiet run, skipped)", s.report.skipped)
+        } else {
+            String::new()
+        },
         s.report.events.len(),
         s.report.passes,
         if s.report.converged { "converged" } else { "NOT converged" },

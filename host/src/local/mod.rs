@@ -20,6 +20,12 @@
 //!   state.
 //! * `<dir>/.porch-variants/lock` — held by the command that is writing
 //!   (see [`dir_lock`]); a second command waits for it.
+//! * `<dir>/.porch-variants/cache/` — what lets a run skip work whose
+//!   inputs did not change: `quiet-variants.json`, a digest of what each
+//!   PackageVariant's last reconcile that wrote nothing read
+//!   ([`crate::reconcile::quiet`]); `owners.json`, the owners each
+//!   repository's revisions named, by a fingerprint of its refs. Deleting
+//!   the folder costs one full run, nothing else.
 
 pub mod cli;
 pub mod dir_lock;
@@ -40,6 +46,49 @@ use crate::store::{StoreError, StoreResult};
 
 /// The state folder under a local directory.
 pub const STATE_DIR: &str = ".porch-variants/status";
+/// The owner cache of the directory's repositories
+/// ([`crate::store::git::GitRevisions::with_owner_cache`]).
+pub const OWNER_CACHE: &str = ".porch-variants/cache/owners.json";
+/// The digests of the variants' last quiet reconciles.
+pub const QUIET_DIGESTS: &str = ".porch-variants/cache/quiet-variants.json";
+
+/// The digests `<dir>` keeps of quiet reconciles (none when the file is
+/// missing or does not read: everything is then reconciled).
+pub fn read_quiet_digests(dir: &Path) -> crate::reconcile::QuietDigests {
+    let path = dir.join(QUIET_DIGESTS);
+    match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|e| {
+            tracing::warn!(path = %path.display(), error = %e, "ignoring unreadable digests");
+            Default::default()
+        }),
+        Err(_) => Default::default(),
+    }
+}
+
+/// Writes the digests of quiet reconciles: a new file renamed over the old
+/// one (a process stopped half-way leaves the old digests, which only
+/// describe reconciles that wrote nothing).
+pub fn write_quiet_digests(
+    dir: &Path,
+    digests: &crate::reconcile::QuietDigests,
+) -> StoreResult<()> {
+    let path = dir.join(QUIET_DIGESTS);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(StoreError::io(format!("creating {}", parent.display())))?;
+    }
+    let bytes = serde_json::to_vec(digests).map_err(|e| StoreError::Data {
+        context: format!("writing {}", path.display()),
+        message: e.to_string(),
+    })?;
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes).map_err(StoreError::io(format!("writing {}", tmp.display())))?;
+    std::fs::rename(&tmp, &path).map_err(StoreError::io(format!(
+        "renaming {} to {}",
+        tmp.display(),
+        path.display()
+    )))
+}
 
 /// The objects of a directory's YAML files.
 #[derive(Debug, Clone, Default)]

@@ -7,12 +7,17 @@
 //! * [`package_variant`] — one PackageVariant;
 //! * [`package_variant_set`] — one PackageVariantSet;
 //! * [`source`] — the content of a new draft (clone, upgrade, edit);
+//! * [`quiet`] — variants skipped where nothing they read changed since a
+//!   reconcile of theirs wrote nothing;
 //! * [`run_to_fixed_point`] — every set, then every variant, pass after pass
 //!   until a pass writes nothing.
 
 pub mod package_variant;
 pub mod package_variant_set;
+pub mod quiet;
 pub mod source;
+
+pub use quiet::QuietDigests;
 
 use pv_core::variantset::types::KIND as PVS_KIND;
 use serde::Serialize;
@@ -119,6 +124,9 @@ pub struct RunReport {
     pub errors: Vec<Event>,
     /// PackageVariants reconciled in the last pass.
     pub package_variants: usize,
+    /// Of those, the ones skipped because nothing they read changed since
+    /// their last reconcile that wrote nothing ([`quiet`]).
+    pub skipped: usize,
     /// PackageVariantSets reconciled in the last pass.
     pub package_variant_sets: usize,
 }
@@ -182,11 +190,26 @@ pub fn run_to_fixed_point(
     max_passes: usize,
     progress: &dyn Progress,
 ) -> Result<RunReport, ReconcileError> {
+    run_to_fixed_point_quiet(ctx, max_passes, progress, None)
+}
+
+/// [`run_to_fixed_point`], skipping each PackageVariant whose digest of
+/// what it reads is the one `quiet` recorded, and recording the digests of
+/// the last pass when it wrote nothing (see [`quiet`]).
+pub fn run_to_fixed_point_quiet(
+    ctx: &Ctx<'_>,
+    max_passes: usize,
+    progress: &dyn Progress,
+    mut quiet: Option<&mut QuietDigests>,
+) -> Result<RunReport, ReconcileError> {
     let mut report = RunReport::default();
     for pass in 1..=max_passes.max(1) {
         report.passes = pass;
         let mut events = Vec::new();
         let mut errors = Vec::new();
+        let mut memo = quiet::PassMemo::default();
+        let mut digests = std::collections::BTreeMap::new();
+        let mut skipped = 0;
         collect_orphans(ctx, &mut events)?;
         let sets = ctx.objects.list_package_variant_sets(None)?;
         let pvs_before = ctx.objects.list_package_variants(None)?.len();
@@ -209,8 +232,33 @@ pub fn run_to_fixed_point(
                 "PackageVariant {}/{}",
                 pv.metadata.namespace, pv.metadata.name
             );
+            let digest = match quiet {
+                Some(_) => match quiet::variant_digest(ctx, pv, &mut memo) {
+                    Ok(d) => d,
+                    Err(e) if e.is_fatal() => return Err(e),
+                    // Reconciled, not skipped: its own reads say what failed.
+                    Err(e) => {
+                        tracing::debug!(variant = %subject, error = %e, "no digest");
+                        None
+                    }
+                },
+                None => None,
+            };
+            if let (Some(q), Some(d)) = (quiet.as_deref(), &digest) {
+                if q.is_quiet(pv, d) {
+                    tracing::debug!(variant = %subject, "nothing it reads changed: skipped");
+                    digests.insert(quiet::key(pv), d.clone());
+                    skipped += 1;
+                    progress.tick();
+                    continue;
+                }
+            }
             match package_variant::reconcile(ctx, pv, &mut events) {
-                Ok(()) => {}
+                Ok(()) => {
+                    if let Some(d) = digest {
+                        digests.insert(quiet::key(pv), d);
+                    }
+                }
                 Err(e) if e.is_fatal() => return Err(e),
                 Err(e) => errors.push(Event::new(subject, "error", e.to_string())),
             }
@@ -218,10 +266,14 @@ pub fn run_to_fixed_point(
         }
         report.package_variants = pvs.len();
         report.package_variant_sets = sets.len();
+        report.skipped = skipped;
         report.errors = errors;
-        let quiet = events.is_empty();
+        let wrote_nothing = events.is_empty();
         report.events.extend(events);
-        if quiet {
+        if wrote_nothing {
+            if let Some(q) = quiet.as_deref_mut() {
+                q.record(digests);
+            }
             report.converged = true;
             break;
         }

@@ -616,6 +616,14 @@ impl<S: PackageRevisionStore> PackageRevisionStore for Faulty<S> {
     fn get(&self, namespace: &str, name: &str) -> StoreResult<PackageRevision> {
         self.plan.read("get", || self.inner.get(namespace, name))
     }
+    fn fingerprint(&self, namespace: &str, filter: &PrFilter) -> StoreResult<Option<String>> {
+        // A list that may lag behind is not what the fingerprint describes.
+        if self.plan.schedule.may_be_stale() {
+            return Ok(None);
+        }
+        self.plan
+            .read("fingerprint", || self.inner.fingerprint(namespace, filter))
+    }
     fn resources(&self, namespace: &str, name: &str) -> StoreResult<PackageRevisionResources> {
         self.plan
             .read("resources", || self.inner.resources(namespace, name))

@@ -43,8 +43,8 @@ use serde::{Deserialize, Serialize};
 
 use super::memory::{check_transition, copy_metadata, resources_of};
 use super::{
-    mark_latest, revision_name, Files, NewRevision, PackageRevisionStore, PrFilter, StoreError,
-    StoreResult,
+    fingerprint_of, mark_latest, revision_name, Files, NewRevision, PackageRevisionStore, PrFilter,
+    StoreError, StoreResult,
 };
 
 /// The ref holding revision metadata.
@@ -101,6 +101,8 @@ struct RepoState {
     /// UIDs in the owner references of `entries` (skips a repository when
     /// listing by owner).
     owners: BTreeSet<String>,
+    /// The fingerprint of the refs (cached until the next write).
+    fingerprint: Option<String>,
 }
 
 struct RepoHandle {
@@ -118,6 +120,29 @@ pub struct GitRevisions {
     /// Repositories whose revisions changed since the index last read
     /// them. A leaf lock: never held while taking another.
     owners_stale: Mutex<BTreeSet<(String, String)>>,
+    /// The owners of each repository as of a fingerprint of its refs,
+    /// kept between processes ([`GitRevisions::with_owner_cache`]), so
+    /// that the index reads only repositories that changed.
+    owner_cache: Mutex<OwnerCache>,
+}
+
+/// The owner UIDs each repository's revisions named when its refs had a
+/// fingerprint: `{"repositories": {"<ns>/<name>": {"fingerprint": …,
+/// "owners": […]}}}`. A repository whose refs have another fingerprint
+/// now is read again; an unreadable file is ignored (read again, whole).
+#[derive(Default, Serialize, Deserialize)]
+struct OwnerCache {
+    #[serde(skip)]
+    path: Option<PathBuf>,
+    #[serde(skip)]
+    changed: bool,
+    repositories: BTreeMap<String, CachedOwners>,
+}
+
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct CachedOwners {
+    fingerprint: String,
+    owners: BTreeSet<String>,
 }
 
 /// Owner UID to the repositories whose revisions name it in their owner
@@ -326,6 +351,7 @@ impl GitRevisions {
                         repo,
                         entries: None,
                         owners: Default::default(),
+                        fingerprint: None,
                     }),
                 },
             );
@@ -336,13 +362,106 @@ impl GitRevisions {
             signature,
             owner_index: Mutex::default(),
             owners_stale,
+            owner_cache: Mutex::default(),
         })
+    }
+
+    /// Keeps the owner index's reading of each repository in `path`
+    /// between processes (read now if it is there; written by
+    /// [`GitRevisions::save_owner_cache`]): a later process reads only the
+    /// repositories whose refs changed since, so that what a variant owns
+    /// is known without reading every repository of the fleet.
+    pub fn with_owner_cache(self, path: PathBuf) -> Self {
+        let mut cache = match std::fs::read(&path) {
+            Ok(bytes) => match serde_json::from_slice::<OwnerCache>(&bytes) {
+                Ok(cache) => cache,
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), error = %e, "ignoring an unreadable owner cache");
+                    OwnerCache::default()
+                }
+            },
+            Err(_) => OwnerCache::default(),
+        };
+        cache.path = Some(path);
+        cache.changed = false;
+        *self.owner_cache.lock().unwrap_or_else(|e| e.into_inner()) = cache;
+        self
+    }
+
+    /// Writes the owner cache (see [`GitRevisions::with_owner_cache`]) if
+    /// it changed: a new file renamed over the old one, so a process
+    /// stopped half-way leaves the old cache, which only costs reads.
+    pub fn save_owner_cache(&self) -> StoreResult<()> {
+        let mut cache = self.owner_cache.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(path) = cache.path.clone().filter(|_| cache.changed) else {
+            return Ok(());
+        };
+        let bytes = serde_json::to_vec(&*cache).map_err(|e| StoreError::Data {
+            context: format!("writing {}", path.display()),
+            message: e.to_string(),
+        })?;
+        let tmp = path.with_extension("tmp");
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(StoreError::io(format!("creating {}", parent.display())))?;
+        }
+        std::fs::write(&tmp, bytes)
+            .map_err(StoreError::io(format!("writing {}", tmp.display())))?;
+        std::fs::rename(&tmp, &path).map_err(StoreError::io(format!(
+            "renaming {} to {}",
+            tmp.display(),
+            path.display()
+        )))?;
+        cache.changed = false;
+        Ok(())
+    }
+
+    /// The owners of repository `key`: those of its cached revisions, else
+    /// those the owner cache holds for its refs' fingerprint, else read.
+    fn owners_of(
+        &self,
+        key: &(String, String),
+        h: &RepoHandle,
+        st: &mut RepoState,
+    ) -> StoreResult<BTreeSet<String>> {
+        let keep = self
+            .owner_cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .path
+            .is_some();
+        if !keep {
+            load(h, st)?;
+            return Ok(st.owners.clone());
+        }
+        let fingerprint = repo_fingerprint(h, st)?;
+        let name = format!("{}/{}", key.0, key.1);
+        if st.entries.is_none() {
+            let cache = self.owner_cache.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(c) = cache.repositories.get(&name) {
+                if c.fingerprint == fingerprint {
+                    return Ok(c.owners.clone());
+                }
+            }
+        }
+        load(h, st)?;
+        let fresh = CachedOwners {
+            fingerprint,
+            owners: st.owners.clone(),
+        };
+        let mut cache = self.owner_cache.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.repositories.get(&name) != Some(&fresh) {
+            cache.repositories.insert(name, fresh);
+            cache.changed = true;
+        }
+        Ok(st.owners.clone())
     }
 
     /// Forgets the cached revisions of `h` (before a write), and marks
     /// its owners for the index to read again.
     fn forget(&self, h: &RepoHandle, st: &mut RepoState) {
         st.entries = None;
+        st.fingerprint = None;
         self.owners_stale
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -362,15 +481,18 @@ impl GitRevisions {
                 continue;
             };
             let mut st = lock(h);
-            if let Err(e) = load(h, &mut st) {
-                // Read again next time, with those not reached yet.
-                self.owners_stale
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .extend(std::iter::once(key).chain(pending).cloned());
-                return Err(e);
-            }
-            for owner in &st.owners {
+            let owners = match self.owners_of(key, h, &mut st) {
+                Ok(owners) => owners,
+                Err(e) => {
+                    // Read again next time, with those not reached yet.
+                    self.owners_stale
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .extend(std::iter::once(key).chain(pending).cloned());
+                    return Err(e);
+                }
+            };
+            for owner in &owners {
                 index
                     .by_owner
                     .entry(owner.clone())
@@ -582,6 +704,39 @@ fn meta_tree(repo: &Repository) -> StoreResult<Option<(Oid, Oid)>> {
         }
         Err(_) => Ok(None),
     }
+}
+
+/// The fingerprint of a repository: its configuration and every ref with
+/// what it points at (cached until the next write). Everything a revision
+/// is made of (commits, trees, the metadata ref's files) is reached from a
+/// ref by object IDs, so the same refs read the same revisions.
+fn repo_fingerprint(h: &RepoHandle, st: &mut RepoState) -> StoreResult<String> {
+    if let Some(f) = &st.fingerprint {
+        return Ok(f.clone());
+    }
+    let mut refs: Vec<String> = Vec::new();
+    for r in st
+        .repo
+        .references()
+        .map_err(StoreError::git(format!("listing refs of {}", h.cfg.name)))?
+    {
+        let r = r.map_err(StoreError::git(format!("reading a ref of {}", h.cfg.name)))?;
+        let target = match (r.target(), r.symbolic_target()) {
+            (Some(oid), _) => oid.to_string(),
+            (None, Some(s)) => format!("-> {s}"),
+            (None, None) => String::new(),
+        };
+        refs.push(format!(
+            "{} {target}",
+            String::from_utf8_lossy(r.name_bytes())
+        ));
+    }
+    refs.sort();
+    let config = format!("{:?}", h.cfg);
+    let f =
+        fingerprint_of(std::iter::once(config.as_bytes()).chain(refs.iter().map(|r| r.as_bytes())));
+    st.fingerprint = Some(f.clone());
+    Ok(f)
 }
 
 /// Scans refs into revisions (cached until the next write).
@@ -1154,6 +1309,47 @@ fn meta_of(pr: &PackageRevision) -> RevisionMeta {
 }
 
 impl PackageRevisionStore for GitRevisions {
+    fn fingerprint(&self, namespace: &str, filter: &PrFilter) -> StoreResult<Option<String>> {
+        // The repositories the list would read (the owner index may name
+        // more), each by its refs.
+        let keys: Vec<(String, String)> = match (&filter.repository, &filter.owner_uid) {
+            (Some(r), _) => vec![(namespace.to_string(), r.clone())],
+            (None, Some(uid)) => self
+                .repos_owned_by(namespace, uid)?
+                .into_iter()
+                .map(|h| (h.cfg.namespace.clone(), h.cfg.name.clone()))
+                .collect(),
+            (None, None) => self
+                .repos
+                .range((namespace.to_string(), String::new())..)
+                .take_while(|((ns, _), _)| ns == namespace)
+                .map(|(k, _)| k.clone())
+                .collect(),
+        };
+        let mut parts = vec![format!("{filter:?}")];
+        for key in keys {
+            match self.repos.get(&key) {
+                Some(h) => {
+                    let mut st = lock(h);
+                    // The index may still name a repository that held such
+                    // a revision once: it is not part of the answer.
+                    if let Some(uid) = filter
+                        .owner_uid
+                        .as_ref()
+                        .filter(|_| filter.repository.is_none())
+                    {
+                        if !self.owners_of(&key, h, &mut st)?.contains(uid) {
+                            continue;
+                        }
+                    }
+                    parts.push(format!("{} {}", key.1, repo_fingerprint(h, &mut st)?));
+                }
+                None => parts.push(format!("{} absent", key.1)),
+            }
+        }
+        Ok(Some(fingerprint_of(parts.iter().map(|p| p.as_bytes()))))
+    }
+
     fn list(&self, namespace: &str, filter: &PrFilter) -> StoreResult<Vec<PackageRevision>> {
         let mut out = Vec::new();
         // One repository by key when the filter names it; those the owner

@@ -250,6 +250,15 @@ pub trait PackageRevisionStore {
     fn source_state(&self, _namespace: &str, _name: &str) -> StoreResult<SourceState> {
         Ok(SourceState::Done)
     }
+    /// A fingerprint of what [`PackageRevisionStore::list`] answers for
+    /// `filter`, and of everything the revisions it lists hold (their
+    /// resources, render status and source state): while it is unchanged,
+    /// so are they. `None` where the store cannot tell, and then nothing
+    /// that depends on it is skipped. It may change when they did not (a
+    /// coarser fingerprint costs only a skip), never the other way round.
+    fn fingerprint(&self, _namespace: &str, _filter: &PrFilter) -> StoreResult<Option<String>> {
+        Ok(None)
+    }
 }
 
 /// The other objects: PackageVariants (with Kubernetes' finalizer semantics:
@@ -327,6 +336,9 @@ impl<T: PackageRevisionStore + ?Sized> PackageRevisionStore for &T {
     fn source_state(&self, namespace: &str, name: &str) -> StoreResult<SourceState> {
         (**self).source_state(namespace, name)
     }
+    fn fingerprint(&self, namespace: &str, filter: &PrFilter) -> StoreResult<Option<String>> {
+        (**self).fingerprint(namespace, filter)
+    }
 }
 
 impl<T: ObjectStore + ?Sized> ObjectStore for &T {
@@ -377,6 +389,22 @@ pub fn stable_uid(kind: &str, namespace: &str, name: &str) -> String {
         &h[16..20],
         &h[20..32]
     )
+}
+
+/// A fingerprint: the hex SHA-256 of `parts`, each followed by a zero
+/// byte (so that no two lists of parts run together alike).
+pub fn fingerprint_of<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update(part);
+        hasher.update([0u8]);
+    }
+    hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// The latest-revision label value for each revision: `"true"` on the

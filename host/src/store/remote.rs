@@ -545,6 +545,18 @@ impl RemoteRevisions {
         Self::open_with(local, remotes, RemoteOptions::default())
     }
 
+    /// Keeps the local repositories' owner index between processes
+    /// ([`GitRevisions::with_owner_cache`]).
+    pub fn with_owner_cache(mut self, path: PathBuf) -> Self {
+        self.local = self.local.with_owner_cache(path);
+        self
+    }
+
+    /// Writes the owner cache ([`GitRevisions::save_owner_cache`]).
+    pub fn save_owner_cache(&self) -> StoreResult<()> {
+        self.local.save_owner_cache()
+    }
+
     /// [`RemoteRevisions::open`] with `options`.
     pub fn open_with(
         local: Vec<GitRepoConfig>,
@@ -1218,6 +1230,25 @@ fn restore_refs(path: &Path, known: &Refs) -> StoreResult<()> {
 }
 
 impl PackageRevisionStore for RemoteRevisions {
+    fn fingerprint(&self, namespace: &str, filter: &PrFilter) -> StoreResult<Option<String>> {
+        let Some(local) = self.local.fingerprint(namespace, filter)? else {
+            return Ok(None);
+        };
+        let mut parts = vec![local];
+        for ((ns, name), r) in &self.remotes {
+            if ns != namespace || filter.repository.as_ref().is_some_and(|f| f != name) {
+                continue;
+            }
+            match lock(r)?.store.fingerprint(namespace, filter)? {
+                Some(f) => parts.push(format!("{name} {f}")),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(super::fingerprint_of(
+            parts.iter().map(|p| p.as_bytes()),
+        )))
+    }
+
     fn list(&self, namespace: &str, filter: &PrFilter) -> StoreResult<Vec<PackageRevision>> {
         let mut out = self.local.list(namespace, filter)?;
         for ((ns, name), r) in &self.remotes {

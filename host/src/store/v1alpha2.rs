@@ -240,6 +240,39 @@ impl<'a> V2Revisions<'a> {
 }
 
 impl PackageRevisionStore for V2Revisions<'_> {
+    fn fingerprint(&self, namespace: &str, filter: &PrFilter) -> StoreResult<Option<String>> {
+        // The objects the list would answer from (spec, status, metadata),
+        // and the content of each of their repositories in Git.
+        let mut parts: Vec<Vec<u8>> = vec![format!("{filter:?}").into_bytes()];
+        let mut repositories = std::collections::BTreeSet::new();
+        for v in self
+            .objects
+            .list(namespace)
+            .map_err(store_error(namespace, "*"))?
+        {
+            let bytes = serde_json::to_vec(&v).map_err(|e| StoreError::Data {
+                context: format!("PackageRevision in {namespace}"),
+                message: e.to_string(),
+            })?;
+            let pr = revision_view(&typed(v)?);
+            if filter.matches(&pr) {
+                repositories.insert(pr.spec.repository);
+                parts.push(bytes);
+            }
+        }
+        for repository in repositories {
+            let by_repository = PrFilter {
+                repository: Some(repository),
+                ..PrFilter::default()
+            };
+            match self.content.fingerprint(namespace, &by_repository)? {
+                Some(f) => parts.push(f.into_bytes()),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(super::fingerprint_of(parts.iter().map(Vec::as_slice))))
+    }
+
     fn list(&self, namespace: &str, filter: &PrFilter) -> StoreResult<Vec<PackageRevision>> {
         let mut out = Vec::new();
         for v in self
