@@ -208,7 +208,7 @@ pub fn run_to_fixed_point_quiet(
         let mut events = Vec::new();
         let mut errors = Vec::new();
         let mut memo = quiet::PassMemo::default();
-        let mut digests = std::collections::BTreeMap::new();
+        let mut succeeded = Vec::new();
         let mut skipped = 0;
         collect_orphans(ctx, &mut events)?;
         let sets = ctx.objects.list_package_variant_sets(None)?;
@@ -232,33 +232,23 @@ pub fn run_to_fixed_point_quiet(
                 "PackageVariant {}/{}",
                 pv.metadata.namespace, pv.metadata.name
             );
-            let digest = match quiet {
-                Some(_) => match quiet::variant_digest(ctx, pv, &mut memo) {
-                    Ok(d) => d,
-                    Err(e) if e.is_fatal() => return Err(e),
-                    // Reconciled, not skipped: its own reads say what failed.
-                    Err(e) => {
-                        tracing::debug!(variant = %subject, error = %e, "no digest");
-                        None
-                    }
-                },
-                None => None,
+            // Only a variant with a recorded digest can be skipped: the
+            // others' digests are made once the pass proves quiet.
+            let digest = match quiet.as_deref() {
+                Some(q) if q.has(pv) => quiet::digest_of(ctx, pv, &mut memo)?,
+                _ => None,
             };
             if let (Some(q), Some(d)) = (quiet.as_deref(), &digest) {
                 if q.is_quiet(pv, d) {
                     tracing::debug!(variant = %subject, "nothing it reads changed: skipped");
-                    digests.insert(quiet::key(pv), d.clone());
+                    succeeded.push((pv, digest));
                     skipped += 1;
                     progress.tick();
                     continue;
                 }
             }
             match package_variant::reconcile(ctx, pv, &mut events) {
-                Ok(()) => {
-                    if let Some(d) = digest {
-                        digests.insert(quiet::key(pv), d);
-                    }
-                }
+                Ok(()) => succeeded.push((pv, digest)),
                 Err(e) if e.is_fatal() => return Err(e),
                 Err(e) => errors.push(Event::new(subject, "error", e.to_string())),
             }
@@ -272,6 +262,18 @@ pub fn run_to_fixed_point_quiet(
         report.events.extend(events);
         if wrote_nothing {
             if let Some(q) = quiet.as_deref_mut() {
+                // Nothing was written: what each variant read is what the
+                // stores hold now.
+                let mut digests = std::collections::BTreeMap::new();
+                for (pv, digest) in succeeded {
+                    let digest = match digest {
+                        Some(d) => Some(d),
+                        None => quiet::digest_of(ctx, pv, &mut memo)?,
+                    };
+                    if let Some(d) = digest {
+                        digests.insert(quiet::key(pv), d);
+                    }
+                }
                 q.record(digests);
             }
             report.converged = true;

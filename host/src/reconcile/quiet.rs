@@ -46,6 +46,11 @@ impl QuietDigests {
         }
     }
 
+    /// Whether a digest of `pv` is recorded.
+    pub(super) fn has(&self, pv: &PackageVariant) -> bool {
+        self.variants.contains_key(&key(pv))
+    }
+
     /// Whether `pv`'s digest is the recorded one.
     pub(super) fn is_quiet(&self, pv: &PackageVariant, digest: &str) -> bool {
         self.variants.get(&key(pv)).is_some_and(|d| d == digest)
@@ -93,9 +98,27 @@ pub(super) struct PassMemo {
     objects: BTreeMap<String, String>,
 }
 
+/// [`variant_digest`], `None` where a store failed to answer (the variant
+/// is then reconciled, and its own reads say what failed); an error only
+/// when the failure is fatal.
+pub(super) fn digest_of(
+    ctx: &Ctx<'_>,
+    pv: &PackageVariant,
+    memo: &mut PassMemo,
+) -> Result<Option<String>, ReconcileError> {
+    match variant_digest(ctx, pv, memo) {
+        Ok(d) => Ok(d),
+        Err(e) if e.is_fatal() => Err(e),
+        Err(e) => {
+            tracing::debug!(variant = %key(pv), error = %e, "no digest");
+            Ok(None)
+        }
+    }
+}
+
 /// The digest of everything `pv`'s reconcile reads, or `None` where a
 /// store cannot fingerprint what it answers.
-pub(super) fn variant_digest(
+fn variant_digest(
     ctx: &Ctx<'_>,
     pv: &PackageVariant,
     memo: &mut PassMemo,
