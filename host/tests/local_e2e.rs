@@ -39,6 +39,21 @@ fn blueprint(image: &str) -> Files {
     ])
 }
 
+/// The reconcilers' context of the tests' runs (no rendering).
+fn ctx<'a>(
+    revisions: &'a dyn PackageRevisionStore,
+    objects: &'a dyn ObjectStore,
+    core: &'a dyn Core,
+) -> Ctx<'a> {
+    Ctx {
+        revisions,
+        objects,
+        core,
+        now: "2026-01-01T00:00:00Z".into(),
+        renderer: None,
+    }
+}
+
 struct Fleet {
     _tmp: tempfile::TempDir,
     root: PathBuf,
@@ -101,14 +116,7 @@ impl Fleet {
         let git = self.git();
         let revisions = Faulty::new(&git, plan.clone());
         let objects = Faulty::new(&self.objects, plan);
-        let ctx = Ctx {
-            revisions: &revisions,
-            objects: &objects,
-            core,
-            now: "2026-01-01T00:00:00Z".into(),
-            renderer: None,
-        };
-        run_to_fixed_point(&ctx, 10, &NoProgress)
+        run_to_fixed_point(&ctx(&revisions, &objects, core), 10, &NoProgress)
     }
 
     /// A run as a new process of local mode makes it: the repositories
@@ -123,14 +131,12 @@ impl Fleet {
         let git = self.git().with_owner_cache(self.root.join("owners.json"));
         let revisions = Faulty::new(&git, plan.clone());
         let objects = Faulty::new(&self.objects, plan);
-        let ctx = Ctx {
-            revisions: &revisions,
-            objects: &objects,
-            core,
-            now: "2026-01-01T00:00:00Z".into(),
-            renderer: None,
-        };
-        let report = run_to_fixed_point_quiet(&ctx, 10, &NoProgress, Some(quiet))?;
+        let report = run_to_fixed_point_quiet(
+            &ctx(&revisions, &objects, core),
+            10,
+            &NoProgress,
+            Some(quiet),
+        )?;
         git.save_owner_cache()?;
         Ok(report)
     }

@@ -73,21 +73,11 @@ pub fn write_quiet_digests(
     digests: &crate::reconcile::QuietDigests,
 ) -> StoreResult<()> {
     let path = dir.join(QUIET_DIGESTS);
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(StoreError::io(format!("creating {}", parent.display())))?;
-    }
     let bytes = serde_json::to_vec(digests).map_err(|e| StoreError::Data {
         context: format!("writing {}", path.display()),
         message: e.to_string(),
     })?;
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, bytes).map_err(StoreError::io(format!("writing {}", tmp.display())))?;
-    std::fs::rename(&tmp, &path).map_err(StoreError::io(format!(
-        "renaming {} to {}",
-        tmp.display(),
-        path.display()
-    )))
+    crate::store::replace_file(&path, &bytes)
 }
 
 /// The objects of a directory's YAML files.

@@ -172,13 +172,7 @@ fn write_state<T: Serialize>(
     let path = state_path(state, kind, ns, name);
     let json = serde_json::to_value(obj).map_err(|e| data_err(kind, e))?;
     let text = yaml::to_string(&yaml::from_json(&json)).map_err(|e| data_err(kind, e))?;
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(StoreError::io(format!("creating {}", parent.display())))?;
-    }
-    let tmp = path.with_extension("yaml.tmp");
-    std::fs::write(&tmp, text).map_err(StoreError::io(format!("writing {}", tmp.display())))?;
-    std::fs::rename(&tmp, &path).map_err(StoreError::io(format!("writing {}", path.display())))
+    crate::store::replace_file(&path, text.as_bytes())
 }
 
 fn remove_state(state: &Path, kind: &str, ns: &str, name: &str) -> StoreResult<()> {

@@ -400,18 +400,7 @@ impl GitRevisions {
             context: format!("writing {}", path.display()),
             message: e.to_string(),
         })?;
-        let tmp = path.with_extension("tmp");
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(StoreError::io(format!("creating {}", parent.display())))?;
-        }
-        std::fs::write(&tmp, bytes)
-            .map_err(StoreError::io(format!("writing {}", tmp.display())))?;
-        std::fs::rename(&tmp, &path).map_err(StoreError::io(format!(
-            "renaming {} to {}",
-            tmp.display(),
-            path.display()
-        )))?;
+        super::replace_file(&path, &bytes)?;
         cache.changed = false;
         Ok(())
     }

@@ -391,6 +391,21 @@ pub fn stable_uid(kind: &str, namespace: &str, name: &str) -> String {
     )
 }
 
+/// Writes `bytes` to `path` (its directory created if missing) through a
+/// new file renamed over the old one, so that a process stopped half-way
+/// leaves the old content or the new, never part of it.
+pub fn replace_file(path: &std::path::Path, bytes: &[u8]) -> StoreResult<()> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(StoreError::io(format!("creating {}", parent.display())))?;
+    }
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = std::path::PathBuf::from(tmp);
+    std::fs::write(&tmp, bytes).map_err(StoreError::io(format!("writing {}", tmp.display())))?;
+    std::fs::rename(&tmp, path).map_err(StoreError::io(format!("writing {}", path.display())))
+}
+
 /// A fingerprint: the hex SHA-256 of `parts`, each followed by a zero
 /// byte (so that no two lists of parts run together alike).
 pub fn fingerprint_of<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> String {
