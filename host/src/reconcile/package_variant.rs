@@ -32,34 +32,36 @@ fn subject(pv: &PackageVariant) -> String {
     )
 }
 
-/// The revisions a plan may look at: the upstream package's, the
-/// downstream package's, and any owned by the variant.
+/// The lists of revisions a reconcile of `pv` reads: those owned by the
+/// variant, and, unless it is being deleted, the upstream package's and the
+/// downstream package's (also what its digest covers, see
+/// [`super::quiet`]).
+pub(super) fn revision_filters(pv: &PackageVariant) -> Vec<PrFilter> {
+    let mut filters = Vec::new();
+    if !pv.metadata.uid.is_empty() {
+        filters.push(PrFilter::owned_by(&pv.metadata.uid));
+    }
+    if pv.metadata.deletion_timestamp.is_none() {
+        if let Some(up) = &pv.spec.upstream {
+            filters.push(PrFilter::package(&up.repo, &up.package));
+        }
+        if let Some(down) = &pv.spec.downstream {
+            filters.push(PrFilter::package(&down.repo, &down.package));
+        }
+    }
+    filters
+}
+
+/// The revisions a plan may look at ([`revision_filters`]), by name.
 fn relevant_revisions(
     ctx: &Ctx<'_>,
     pv: &PackageVariant,
 ) -> Result<Vec<PackageRevision>, ReconcileError> {
     let ns = pv.metadata.namespace.as_str();
     let mut by_name: BTreeMap<String, PackageRevision> = BTreeMap::new();
-    let mut add = |prs: Vec<PackageRevision>| {
-        for pr in prs {
+    for filter in revision_filters(pv) {
+        for pr in ctx.revisions.list(ns, &filter)? {
             by_name.insert(pr.metadata.name.clone(), pr);
-        }
-    };
-    if !pv.metadata.uid.is_empty() {
-        add(ctx
-            .revisions
-            .list(ns, &PrFilter::owned_by(&pv.metadata.uid))?);
-    }
-    if pv.metadata.deletion_timestamp.is_none() {
-        if let Some(up) = &pv.spec.upstream {
-            add(ctx
-                .revisions
-                .list(ns, &PrFilter::package(&up.repo, &up.package))?);
-        }
-        if let Some(down) = &pv.spec.downstream {
-            add(ctx
-                .revisions
-                .list(ns, &PrFilter::package(&down.repo, &down.package))?);
         }
     }
     Ok(by_name.into_values().collect())

@@ -20,7 +20,7 @@ use pv_core::api::PackageVariant;
 use serde::{Deserialize, Serialize};
 
 use super::{Ctx, ReconcileError};
-use crate::store::{fingerprint_of, PrFilter};
+use crate::store::fingerprint_of;
 
 /// Digests of the last quiet reconcile of each PackageVariant.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -134,19 +134,7 @@ fn variant_digest(
         )
         .into_bytes(),
     ];
-    let mut filters = Vec::new();
-    if !pv.metadata.uid.is_empty() {
-        filters.push(PrFilter::owned_by(&pv.metadata.uid));
-    }
-    if pv.metadata.deletion_timestamp.is_none() {
-        if let Some(up) = &pv.spec.upstream {
-            filters.push(PrFilter::package(&up.repo, &up.package));
-        }
-        if let Some(down) = &pv.spec.downstream {
-            filters.push(PrFilter::package(&down.repo, &down.package));
-        }
-    }
-    for filter in &filters {
+    for filter in &super::package_variant::revision_filters(pv) {
         match ctx.revisions.fingerprint(ns, filter)? {
             Some(f) => parts.push(f.into_bytes()),
             None => return Ok(None),
