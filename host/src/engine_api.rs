@@ -163,7 +163,7 @@ pub struct SetFailure {
 }
 
 /// Every decision and package edit the reconcilers need.
-pub trait Core {
+pub trait Core: Send + Sync {
     /// Plans one PackageVariant reconcile over the revisions it may
     /// concern.
     fn plan(&self, pv: &PackageVariant, prs: &[PackageRevision], now: &str) -> CoreResult<Plan>;
@@ -513,7 +513,7 @@ pub trait Exports {
     }
 }
 
-impl<T: Exports> Core for T {
+impl<T: Exports + Send + Sync> Core for T {
     fn reconcile_package_revision(
         &self,
         input: &prc_step::StepInput,

@@ -36,9 +36,9 @@
 //!
 //! Cases: 1,000 per reconciler by default (`PROPTEST_CASES` overrides).
 
-use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+use std::sync::Mutex;
 
 use porch_variants::engine_api::NativeCore;
 use porch_variants::reconcile::{run_to_fixed_point, Ctx, NoProgress, ReconcileError, RunReport};
@@ -276,14 +276,14 @@ struct World {
     edits: BTreeMap<(String, String), Edit>,
     /// Variants removed since the last check (a variant re-created under the
     /// same name is another variant: the edits of the first are not its).
-    removed: RefCell<BTreeSet<String>>,
-    last: RefCell<Snapshot>,
-    violations: RefCell<Vec<String>>,
+    removed: Mutex<BTreeSet<String>>,
+    last: Mutex<Snapshot>,
+    violations: Mutex<Vec<String>>,
     /// A user's edit (draft, replica count) made right after the next
     /// read of that draft's files by a reconcile.
-    edit_at_read: RefCell<Option<(String, String)>>,
+    edit_at_read: Mutex<Option<(String, String)>>,
     /// Edits made at a read, to check from the next checkpoint on.
-    edits_made: RefCell<Vec<((String, String), Edit)>>,
+    edits_made: Mutex<Vec<((String, String), Edit)>>,
 }
 
 fn pv_object(name: &str, uid: &str, v: &VariantSpec, package: &str, adopt: bool) -> PackageVariant {
@@ -428,11 +428,11 @@ impl World {
             fleet: fleet.clone(),
             set_repos_registered: vec![true; fleet.repos.len()],
             edits: BTreeMap::new(),
-            last: RefCell::default(),
-            removed: RefCell::default(),
-            violations: RefCell::default(),
-            edit_at_read: RefCell::default(),
-            edits_made: RefCell::default(),
+            last: Mutex::default(),
+            removed: Mutex::default(),
+            violations: Mutex::default(),
+            edit_at_read: Mutex::default(),
+            edits_made: Mutex::default(),
         };
         let mut up = Repository::default();
         up.metadata.name = UPSTREAM_REPO.into();
@@ -461,7 +461,7 @@ impl World {
             w.objects
                 .put_package_variant_set(set_object(s, s.region, 1));
         }
-        *w.last.borrow_mut() = w.snapshot();
+        *w.last.lock().unwrap() = w.snapshot();
         w
     }
 
@@ -552,7 +552,7 @@ impl World {
 
     fn apply(&mut self, event: &UserEvent) {
         // An edit to make at a read is pending until the next event.
-        self.edit_at_read.borrow_mut().take();
+        self.edit_at_read.lock().unwrap().take();
         let prs = self.all_revisions();
         match *event {
             UserEvent::Approve { pick, publish } => {
@@ -618,7 +618,7 @@ impl World {
             UserEvent::EditDuringReconcile { pick, replicas } => {
                 if let Some(name) = self.pick_draft(&prs, pick) {
                     let value = (10 + u32::from(replicas)).to_string();
-                    *self.edit_at_read.borrow_mut() = Some((name, value));
+                    *self.edit_at_read.lock().unwrap() = Some((name, value));
                 }
             }
             UserEvent::ChangeContext { slot, region } => {
@@ -785,6 +785,7 @@ impl World {
             core: &NativeCore,
             now: NOW.into(),
             renderer: None,
+            jobs: 1,
         };
         run_to_fixed_point(&ctx, max_passes, &NoProgress)
     }
@@ -808,12 +809,12 @@ impl World {
 
     /// Records that the variant `name` no longer exists.
     fn removed(&self, name: &str) {
-        self.removed.borrow_mut().insert(name.to_string());
+        self.removed.lock().unwrap().insert(name.to_string());
     }
 
     /// Records a violation seen at a write.
     fn violation(&self, v: String) {
-        self.violations.borrow_mut().push(v);
+        self.violations.lock().unwrap().push(v);
     }
 
     /// Whether the cleanup of the variant `pv` is incomplete: a revision
@@ -824,7 +825,8 @@ impl World {
         let delete = pv.spec.deletion_policy != "orphan";
         let owned_before: BTreeSet<String> = self
             .last
-            .borrow()
+            .lock()
+            .unwrap()
             .revisions
             .iter()
             .filter(|(_, r)| r.owner_uids.contains(uid))
@@ -846,13 +848,13 @@ impl World {
     /// checkpoint, then makes the current state the checkpoint.
     fn check(&mut self, when: &str) -> Result<(), String> {
         let now = self.snapshot();
-        let mut problems: Vec<String> = self.violations.borrow_mut().drain(..).collect();
-        let made: Vec<_> = self.edits_made.borrow_mut().drain(..).collect();
+        let mut problems: Vec<String> = self.violations.lock().unwrap().drain(..).collect();
+        let made: Vec<_> = self.edits_made.lock().unwrap().drain(..).collect();
         self.edits.extend(made);
-        problems.extend(invariants(&self.last.borrow(), &now));
+        problems.extend(invariants(&self.last.lock().unwrap(), &now));
         // Local edits: only while the variant that owned the edited draft
         // lives.
-        let removed = std::mem::take(&mut *self.removed.borrow_mut());
+        let removed = std::mem::take(&mut *self.removed.lock().unwrap());
         self.edits.retain(|_, e| {
             now.variants.get(&e.owner) == Some(&false) && !removed.contains(&e.owner)
         });
@@ -869,7 +871,7 @@ impl World {
                 }
             }
         }
-        *self.last.borrow_mut() = now;
+        *self.last.lock().unwrap() = now;
         if problems.is_empty() {
             Ok(())
         } else {
@@ -936,11 +938,12 @@ impl PackageRevisionStore for Watch<'_> {
         let edit = self
             .world
             .edit_at_read
-            .borrow_mut()
+            .lock()
+            .unwrap()
             .take_if(|(n, _)| n == name);
         if let Some((_, value)) = edit {
             let made = self.world.edit_draft(name, &value);
-            self.world.edits_made.borrow_mut().extend(made);
+            self.world.edits_made.lock().unwrap().extend(made);
         }
         Ok(read)
     }
@@ -1394,7 +1397,7 @@ fn the_checker_reports_a_duplicated_draft() {
         .map(|(n, r)| (n.clone(), r.clone()))
         .expect("a clone draft");
     snap.revisions.insert(format!("{name}-copy"), rev);
-    let problems = invariants(&w.last.borrow(), &snap);
+    let problems = invariants(&w.last.lock().unwrap(), &snap);
     assert_eq!(problems.len(), 1, "{problems:?}");
     assert!(problems[0].contains("owns 2 open drafts"), "{problems:?}");
 }
@@ -1708,9 +1711,12 @@ fn an_edit_made_while_a_draft_is_mutated_survives() {
         .expect("the clone draft");
     let name = draft.metadata.name;
     w.apply(&UserEvent::ChangeContext { slot: 0, region: 1 });
-    *w.edit_at_read.borrow_mut() = Some((name.clone(), "42".into()));
+    *w.edit_at_read.lock().unwrap() = Some((name.clone(), "42".into()));
     w.settle().unwrap();
-    assert!(w.edit_at_read.borrow().is_none(), "the draft was read");
+    assert!(
+        w.edit_at_read.lock().unwrap().is_none(),
+        "the draft was read"
+    );
     let files = w.files(&name);
     assert_eq!(replicas(&files).as_deref(), Some("42"), "{files:#?}");
     let context = files.get("package-context.yaml").expect("package context");

@@ -51,6 +51,7 @@ fn ctx<'a>(
         core,
         now: "2026-01-01T00:00:00Z".into(),
         renderer: None,
+        jobs: 1,
     }
 }
 
@@ -121,18 +122,23 @@ impl Fleet {
 
     /// A run as a new process of local mode makes it: the repositories
     /// opened afresh with the owner cache, variants whose digest `quiet`
-    /// recorded skipped, the digests and the cache kept for the next run.
+    /// recorded skipped, the digests and the cache kept for the next run,
+    /// `jobs` variants at once.
     fn run_quiet(
         &self,
         plan: std::sync::Arc<FaultPlan>,
         core: &dyn Core,
         quiet: &mut QuietDigests,
+        jobs: usize,
     ) -> Result<RunReport, ReconcileError> {
         let git = self.git().with_owner_cache(self.root.join("owners.json"));
         let revisions = Faulty::new(&git, plan.clone());
         let objects = Faulty::new(&self.objects, plan);
         let report = run_to_fixed_point_quiet(
-            &ctx(&revisions, &objects, core),
+            &Ctx {
+                jobs,
+                ..ctx(&revisions, &objects, core)
+            },
             10,
             &NoProgress,
             Some(quiet),
@@ -154,6 +160,7 @@ impl Fleet {
             core,
             now: "2026-01-01T00:00:00Z".into(),
             renderer: Some(&renderer),
+            jobs: 1,
         };
         run_to_fixed_point(&ctx, 10, &NoProgress).unwrap()
     }
@@ -677,10 +684,12 @@ fn killed_between_any_two_writes_converges_without_duplicate_drafts() {
     });
 }
 
-/// A core that counts the calls of each kind and the time spent in them.
+/// A core that counts the calls of each kind and the time spent in them,
+/// and the threads that made them.
 struct Timed<'a> {
     core: &'a dyn Core,
-    calls: std::cell::RefCell<BTreeMap<&'static str, (usize, std::time::Duration)>>,
+    calls: std::sync::Mutex<BTreeMap<&'static str, (usize, std::time::Duration)>>,
+    threads: std::sync::Mutex<std::collections::HashSet<std::thread::ThreadId>>,
 }
 
 impl<'a> Timed<'a> {
@@ -688,13 +697,23 @@ impl<'a> Timed<'a> {
         Timed {
             core,
             calls: Default::default(),
+            threads: Default::default(),
         }
     }
 
+    /// How many threads called the core.
+    fn threads(&self) -> usize {
+        self.threads.lock().unwrap().len()
+    }
+
     fn time<T>(&self, op: &'static str, f: impl FnOnce() -> T) -> T {
+        self.threads
+            .lock()
+            .unwrap()
+            .insert(std::thread::current().id());
         let started = std::time::Instant::now();
         let out = f();
-        let mut calls = self.calls.borrow_mut();
+        let mut calls = self.calls.lock().unwrap();
         let entry = calls.entry(op).or_default();
         entry.0 += 1;
         entry.1 += started.elapsed();
@@ -703,7 +722,7 @@ impl<'a> Timed<'a> {
 
     /// `op: calls, total seconds` for each kind of call, and the total.
     fn summary(&self) -> String {
-        let calls = self.calls.borrow();
+        let calls = self.calls.lock().unwrap();
         let total: std::time::Duration = calls.values().map(|(_, d)| *d).sum();
         let parts: Vec<String> = calls
             .iter()
@@ -811,6 +830,11 @@ fn fleet_timing() {
         .split(',')
         .map(|s| s.trim().parse().expect("PV_FLEET_SIZES: numbers"))
         .collect();
+    // Variants reconciled at once, local mode's default: one per CPU.
+    let jobs: usize = std::env::var("PV_FLEET_JOBS").map_or_else(
+        |_| std::thread::available_parallelism().map_or(1, |n| n.get()),
+        |j| j.parse().expect("PV_FLEET_JOBS: a number"),
+    );
     for (n, core) in sizes
         .into_iter()
         .flat_map(|n| cores.iter().map(move |c| (n, *c)))
@@ -829,21 +853,23 @@ fn fleet_timing() {
         let plan = FaultPlan::counting();
         let timed = Timed::new(core);
         let started = std::time::Instant::now();
-        let r = f.run_quiet(plan.clone(), &timed, &mut quiet).unwrap();
+        let r = f.run_quiet(plan.clone(), &timed, &mut quiet, jobs).unwrap();
         let first = started.elapsed();
         let first_core = timed.summary();
         let counts = plan.counts();
         let plan2 = FaultPlan::counting();
         let timed = Timed::new(core);
         let started = std::time::Instant::now();
-        let r2 = f.run_quiet(plan2.clone(), &timed, &mut quiet).unwrap();
+        let r2 = f
+            .run_quiet(plan2.clone(), &timed, &mut quiet, jobs)
+            .unwrap();
         let second = started.elapsed();
         assert_eq!(
             r2.skipped, r2.package_variants,
             "a no-op run skips every variant"
         );
         println!(
-            "{} core, {n} repositories: first run {first_core}; second run {}",
+            "{} core, {n} repositories, {jobs} jobs: first run {first_core}; second run {}",
             core.name(),
             timed.summary()
         );
@@ -870,6 +896,69 @@ fn fleet_timing() {
             per(plan2.counts().reads),
             per(plan2.counts().writes),
         );
+    }
+}
+
+/// A fleet whose variants touch common repositories: two write packages of
+/// edge-1, and one reads its upstream from edge-2, which another writes.
+fn tangled_fleet() -> Fleet {
+    let f = Fleet::new(6);
+    publish_files(
+        &f.git(),
+        NS,
+        "edge-2",
+        "base",
+        "v1",
+        blueprint("base:1.0"),
+        "init",
+    )
+    .unwrap();
+    for i in 1..=6 {
+        f.objects
+            .put_package_variant(pv(&format!("pv-{i}"), &format!("edge-{i}")));
+    }
+    let mut second = pv("pv-1-api", "edge-1");
+    second.spec.downstream.as_mut().unwrap().package = "api".into();
+    f.objects.put_package_variant(second);
+    let mut chained = pv("pv-chained", "edge-3");
+    let up = chained.spec.upstream.as_mut().unwrap();
+    up.repo = "edge-2".into();
+    up.package = "base".into();
+    chained.spec.downstream.as_mut().unwrap().package = "site".into();
+    f.objects.put_package_variant(chained);
+    f
+}
+
+#[test]
+fn variants_reconciled_at_once_write_what_one_at_a_time_writes() {
+    let one = tangled_fleet();
+    let many = tangled_fleet();
+    let mut quiet_one = QuietDigests::default();
+    let mut quiet_many = QuietDigests::default();
+    for step in ["first run", "no-op run"] {
+        let a = one
+            .run_quiet(FaultPlan::counting(), &NativeCore, &mut quiet_one, 1)
+            .unwrap();
+        let timed = Timed::new(&NativeCore);
+        let b = many
+            .run_quiet(FaultPlan::counting(), &timed, &mut quiet_many, 4)
+            .unwrap();
+        assert!(a.converged && b.converged, "{step}");
+        assert_eq!(a.events, b.events, "{step}: events, in order");
+        assert_eq!(a.errors, b.errors, "{step}: errors");
+        assert_eq!(a.passes, b.passes, "{step}: passes");
+        assert_eq!(a.skipped, b.skipped, "{step}: skipped");
+        assert_eq!(one.snapshot(), many.snapshot(), "{step}: the repositories");
+        if step == "first run" {
+            assert_eq!(
+                a.events
+                    .iter()
+                    .filter(|e| e.action.ends_with("clone draft"))
+                    .count(),
+                8
+            );
+            assert!(timed.threads() > 1, "the variants were reconciled at once");
+        }
     }
 }
 
@@ -1378,7 +1467,9 @@ impl Twin {
     fn run(&mut self, step: &str) -> (RunReport, usize) {
         let quiet = self
             .quiet
-            .run_quiet(FaultPlan::counting(), &NativeCore, &mut self.digests)
+            // Several variants at once on this side, one at a time on the
+            // other: the same writes in the same order either way.
+            .run_quiet(FaultPlan::counting(), &NativeCore, &mut self.digests, 3)
             .unwrap();
         let all = self.all.run_with(FaultPlan::counting()).unwrap();
         assert!(all.converged && quiet.converged, "{step}");

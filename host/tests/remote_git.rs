@@ -497,6 +497,7 @@ fn local_mode_clones_and_publishes_on_the_server() {
         no_progress: true,
         porch_api: Default::default(),
         reconcile_all: false,
+        jobs: Some(2),
     };
     let (summary, ok) = run_local(&args).unwrap();
     assert!(ok, "{:#?}", summary.report);

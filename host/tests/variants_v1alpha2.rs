@@ -157,6 +157,7 @@ impl Fleet {
                     core: &NativeCore,
                     now: NOW.into(),
                     renderer: Some(&renderer),
+                    jobs: 1,
                 },
                 10,
                 &NoProgress,
@@ -172,6 +173,7 @@ impl Fleet {
                         core: &NativeCore,
                         now: NOW.into(),
                         renderer: Some(&renderer),
+                        jobs: 1,
                     },
                     10,
                     &NoProgress,
@@ -490,6 +492,7 @@ fn a_reconcile_while_the_source_runs_creates_nothing_and_waits() {
         core: &NativeCore,
         now: NOW.into(),
         renderer: Some(&renderer),
+        jobs: 1,
     };
     let reconcile = |events: &mut Vec<_>| {
         let pv = f.objects.package_variant(NS, "pv-1").unwrap();
@@ -611,6 +614,7 @@ fn a_failing_or_restarted_controller_never_makes_a_second_draft() {
             core: &NativeCore,
             now: NOW.into(),
             renderer: Some(&renderer),
+            jobs: 1,
         };
         let _ = run_to_fixed_point(&ctx, 3, &NoProgress);
         let met = controller_plan.injected().len() + variant_plan.injected().len();
@@ -728,6 +732,8 @@ fn the_fleet_demo_gives_the_same_packages_in_either_mode() {
             no_progress: true,
             porch_api: mode,
             reconcile_all: false,
+            // More workers than this machine may have CPUs: the parallel path.
+            jobs: Some(3),
         };
         let (summary, ok) = run_local(&args).unwrap();
         assert!(ok, "{mode:?}: {:#?}", summary.report.errors);

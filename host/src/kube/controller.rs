@@ -241,6 +241,7 @@ where
                 core: core.as_ref(),
                 now: now(),
                 renderer: None,
+                jobs: 1,
             };
             let result = f(&rctx, &mut events);
             return (result, events);
@@ -277,6 +278,7 @@ where
             // decides whether they changed (and a failing pipeline is
             // reported before anything is written).
             renderer: prc.renderer.as_deref(),
+            jobs: 1,
         };
         let result = f(&rctx, &mut events);
         (result, events)

@@ -60,6 +60,20 @@ pub struct LocalArgs {
     /// default; see `.porch-variants/cache/`).
     #[arg(long)]
     pub reconcile_all: bool,
+    /// How many PackageVariants to reconcile at once (default: one per
+    /// CPU). Variants that share a repository are still reconciled one
+    /// after the other, in name order, so the result does not depend on it.
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+}
+
+impl LocalArgs {
+    /// `--jobs`, or one per CPU.
+    pub fn jobs(&self) -> usize {
+        self.jobs.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+        })
+    }
 }
 
 /// What a local run did (the JSON output).
@@ -419,6 +433,7 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
         core: core.as_ref(),
         now,
         renderer: Some(&renderer),
+        jobs: args.jobs(),
     };
     let show_bar = !args.no_progress && args.output == Output::Text;
     let bar = Bar(show_bar.then(|| {

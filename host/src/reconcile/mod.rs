@@ -9,16 +9,19 @@
 //! * [`source`] — the content of a new draft (clone, upgrade, edit);
 //! * [`quiet`] — variants skipped where nothing they read changed since a
 //!   reconcile of theirs wrote nothing;
+//! * [`schedule`] — which variants of a pass may be reconciled at once;
 //! * [`run_to_fixed_point`] — every set, then every variant, pass after pass
 //!   until a pass writes nothing.
 
 pub mod package_variant;
 pub mod package_variant_set;
 pub mod quiet;
+pub mod schedule;
 pub mod source;
 
 pub use quiet::QuietDigests;
 
+use pv_core::api::PackageVariant;
 use pv_core::variantset::types::KIND as PVS_KIND;
 use serde::Serialize;
 
@@ -39,6 +42,9 @@ pub struct Ctx<'a> {
     /// plays porch-server's part (local mode); `None` where Porch renders
     /// (Kubernetes mode).
     pub renderer: Option<&'a DraftRenderer>,
+    /// How many PackageVariants a pass reconciles at once, at most (see
+    /// [`schedule`]); 0 and 1 both mean one at a time.
+    pub jobs: usize,
 }
 
 /// How drafts are rendered: kpt's options and the runtime for functions
@@ -131,8 +137,8 @@ pub struct RunReport {
     pub package_variant_sets: usize,
 }
 
-/// Progress callbacks of a run.
-pub trait Progress {
+/// Progress callbacks of a run (called from the workers of a pass too).
+pub trait Progress: Sync {
     /// A pass starts over `total` objects.
     fn start_pass(&self, pass: usize, total: usize);
     /// One object done.
@@ -148,6 +154,141 @@ impl Progress for NoProgress {
     fn start_pass(&self, _: usize, _: usize) {}
     fn tick(&self) {}
     fn finish(&self) {}
+}
+
+/// `PackageVariant <namespace>/<name>`.
+fn subject_of(pv: &PackageVariant) -> String {
+    format!(
+        "PackageVariant {}/{}",
+        pv.metadata.namespace, pv.metadata.name
+    )
+}
+
+/// What one variant's turn in a pass did.
+struct VariantOutcome {
+    /// Its writes, in order.
+    events: Vec<Event>,
+    /// Its digest, where one was made before the reconcile.
+    digest: Option<String>,
+    /// Whether it was reconciled (`false`: skipped), or why it failed.
+    result: Result<bool, ReconcileError>,
+}
+
+/// One variant's turn: skipped when nothing it reads changed since a quiet
+/// reconcile, reconciled otherwise.
+fn variant_turn(
+    ctx: &Ctx<'_>,
+    pv: &PackageVariant,
+    quiet: Option<&QuietDigests>,
+    memo: &mut quiet::PassMemo,
+) -> VariantOutcome {
+    let mut events = Vec::new();
+    // Only a variant with a recorded digest can be skipped: the others'
+    // digests are made once the pass proves quiet.
+    let digest = match quiet {
+        Some(q) if q.has(pv) => match quiet::digest_of(ctx, pv, memo) {
+            Ok(d) => d,
+            Err(e) => {
+                return VariantOutcome {
+                    events,
+                    digest: None,
+                    result: Err(e),
+                }
+            }
+        },
+        _ => None,
+    };
+    if let (Some(q), Some(d)) = (quiet, &digest) {
+        if q.is_quiet(pv, d) {
+            tracing::debug!(variant = %subject_of(pv), "nothing it reads changed: skipped");
+            return VariantOutcome {
+                events,
+                digest,
+                result: Ok(false),
+            };
+        }
+    }
+    let result = package_variant::reconcile(ctx, pv, &mut events).map(|()| true);
+    VariantOutcome {
+        events,
+        digest,
+        result,
+    }
+}
+
+/// Every variant's turn of a pass, in `pvs`' order: the independent groups
+/// ([`schedule::independent_groups`]) on up to `ctx.jobs` threads, each
+/// group's variants one after the other. A fatal error ends the pass with
+/// the first one in `pvs`' order (the others stop taking work).
+fn reconcile_variants(
+    ctx: &Ctx<'_>,
+    pvs: &[PackageVariant],
+    quiet: Option<&QuietDigests>,
+    progress: &dyn Progress,
+) -> Result<Vec<VariantOutcome>, ReconcileError> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+    let groups = if ctx.jobs > 1 {
+        schedule::independent_groups(pvs)
+    } else {
+        vec![(0..pvs.len()).collect()]
+    };
+    let workers = ctx.jobs.clamp(1, groups.len().max(1));
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let work = || {
+        let mut memo = quiet::PassMemo::default();
+        let mut done = Vec::new();
+        while !stop.load(Ordering::Relaxed) {
+            let Some(group) = groups.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                break;
+            };
+            for &i in group {
+                let outcome = variant_turn(ctx, &pvs[i], quiet, &mut memo);
+                let fatal = outcome.result.as_ref().is_err_and(|e| e.is_fatal());
+                done.push((i, outcome));
+                progress.tick();
+                if fatal {
+                    stop.store(true, Ordering::Relaxed);
+                    return done;
+                }
+            }
+        }
+        done
+    };
+    let done: Vec<(usize, VariantOutcome)> = if workers == 1 {
+        work()
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers).map(|_| scope.spawn(work)).collect();
+            handles
+                .into_iter()
+                .flat_map(|h| match h.join() {
+                    Ok(done) => done,
+                    Err(panic) => std::panic::resume_unwind(panic),
+                })
+                .collect()
+        })
+    };
+    let mut slots: Vec<Option<VariantOutcome>> = (0..pvs.len()).map(|_| None).collect();
+    for (i, outcome) in done {
+        slots[i] = Some(outcome);
+    }
+    // The first fatal error in the pass's order, as one worker would have
+    // met it.
+    for slot in &mut slots {
+        if slot
+            .as_ref()
+            .is_some_and(|o| o.result.as_ref().is_err_and(|e| e.is_fatal()))
+        {
+            if let Some(VariantOutcome { result: Err(e), .. }) = slot.take() {
+                return Err(e);
+            }
+        }
+    }
+    // Without a fatal error no worker stopped early: every slot is full.
+    debug_assert!(slots.iter().all(Option::is_some));
+    Ok(slots.into_iter().flatten().collect())
 }
 
 /// Deletes PackageVariants whose controlling PackageVariantSet is gone
@@ -227,32 +368,18 @@ pub fn run_to_fixed_point_quiet(
             progress.tick();
         }
         let pvs = ctx.objects.list_package_variants(None)?;
-        for pv in &pvs {
-            let subject = format!(
-                "PackageVariant {}/{}",
-                pv.metadata.namespace, pv.metadata.name
-            );
-            // Only a variant with a recorded digest can be skipped: the
-            // others' digests are made once the pass proves quiet.
-            let digest = match quiet.as_deref() {
-                Some(q) if q.has(pv) => quiet::digest_of(ctx, pv, &mut memo)?,
-                _ => None,
-            };
-            if let (Some(q), Some(d)) = (quiet.as_deref(), &digest) {
-                if q.is_quiet(pv, d) {
-                    tracing::debug!(variant = %subject, "nothing it reads changed: skipped");
-                    succeeded.push((pv, digest));
-                    skipped += 1;
-                    progress.tick();
-                    continue;
+        let outcomes = reconcile_variants(ctx, &pvs, quiet.as_deref(), progress)?;
+        for (pv, outcome) in pvs.iter().zip(outcomes) {
+            events.extend(outcome.events);
+            match outcome.result {
+                Ok(reconciled) => {
+                    if !reconciled {
+                        skipped += 1;
+                    }
+                    succeeded.push((pv, outcome.digest));
                 }
+                Err(e) => errors.push(Event::new(subject_of(pv), "error", e.to_string())),
             }
-            match package_variant::reconcile(ctx, pv, &mut events) {
-                Ok(()) => succeeded.push((pv, digest)),
-                Err(e) if e.is_fatal() => return Err(e),
-                Err(e) => errors.push(Event::new(subject, "error", e.to_string())),
-            }
-            progress.tick();
         }
         report.package_variants = pvs.len();
         report.package_variant_sets = sets.len();

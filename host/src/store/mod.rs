@@ -194,7 +194,7 @@ pub fn revision_name(repository: &str, package: &str, workspace: &str) -> String
 /// can have its deletion proposed, and can only be deleted once proposed
 /// (deletion gating); metadata (owner references, labels, annotations) can
 /// always be updated.
-pub trait PackageRevisionStore {
+pub trait PackageRevisionStore: Send + Sync {
     /// Revisions of `namespace` passing `filter`, in name order.
     fn list(&self, namespace: &str, filter: &PrFilter) -> StoreResult<Vec<PackageRevision>>;
     /// One revision.
@@ -264,7 +264,7 @@ pub trait PackageRevisionStore {
 /// The other objects: PackageVariants (with Kubernetes' finalizer semantics:
 /// deleting an object with finalizers only marks it), PackageVariantSets,
 /// Repositories and any other objects (targets and injection candidates).
-pub trait ObjectStore {
+pub trait ObjectStore: Send + Sync {
     /// PackageVariants of `namespace` (all namespaces for `None`), by
     /// namespace and name.
     fn list_package_variants(&self, namespace: Option<&str>) -> StoreResult<Vec<PackageVariant>>;

@@ -52,7 +52,7 @@ pub enum PorchApi {
 }
 
 /// The v1alpha2 PackageRevision objects, as the API server serves them.
-pub trait PrObjects {
+pub trait PrObjects: Send + Sync {
     /// The objects of `namespace`.
     fn list(&self, namespace: &str) -> CallResult<Vec<Value>>;
     /// One object.
@@ -67,7 +67,7 @@ pub trait PrObjects {
 
 /// The PackageRevision controller, where it runs in this process: woken
 /// after an object was written, it reconciles it until it settles.
-pub trait SourceController {
+pub trait SourceController: Send + Sync {
     /// Reconciles `namespace/name`.
     fn wake(&self, namespace: &str, name: &str) -> StoreResult<()>;
 

@@ -16,9 +16,10 @@
 //! lifecycle read back, the Git refs, the error text reaching the caller.
 //! The case list below says which.
 
-use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::Mutex;
 
 use porch_variants::prc::content::StoreContent;
 use porch_variants::prc::{CallError, ContentCache};
@@ -63,8 +64,8 @@ struct Faults {
 struct Scripted {
     git: GitRevisions,
     empty: GitRevisions,
-    faults: RefCell<Faults>,
-    gets: Cell<usize>,
+    faults: Mutex<Faults>,
+    gets: AtomicUsize,
 }
 
 fn fault(msg: &Option<String>) -> StoreResult<()> {
@@ -79,8 +80,8 @@ fn fault(msg: &Option<String>) -> StoreResult<()> {
 
 impl Scripted {
     fn store(&self) -> &GitRevisions {
-        match self.faults.borrow().gone_after_gets {
-            Some(n) if self.gets.get() >= n => &self.empty,
+        match self.faults.lock().unwrap().gone_after_gets {
+            Some(n) if self.gets.load(Relaxed) >= n => &self.empty,
             _ => &self.git,
         }
     }
@@ -88,14 +89,14 @@ impl Scripted {
 
 impl PackageRevisionStore for Scripted {
     fn list(&self, namespace: &str, filter: &PrFilter) -> StoreResult<Vec<PackageRevision>> {
-        fault(&self.faults.borrow().get)?;
+        fault(&self.faults.lock().unwrap().get)?;
         self.store().list(namespace, filter)
     }
     fn get(&self, namespace: &str, name: &str) -> StoreResult<PackageRevision> {
-        fault(&self.faults.borrow().get)?;
+        fault(&self.faults.lock().unwrap().get)?;
         let mut pr = self.store().get(namespace, name)?;
-        self.gets.set(self.gets.get() + 1);
-        if let Some(l) = self.faults.borrow().lifecycle {
+        self.gets.fetch_add(1, Relaxed);
+        if let Some(l) = self.faults.lock().unwrap().lifecycle {
             pr.spec.lifecycle = l;
         }
         Ok(pr)
@@ -110,15 +111,15 @@ impl PackageRevisionStore for Scripted {
         files: &Files,
         read: &str,
     ) -> StoreResult<PackageRevision> {
-        fault(&self.faults.borrow().update_resources)?;
+        fault(&self.faults.lock().unwrap().update_resources)?;
         self.store().update_resources(ns, name, files, read)
     }
     fn create(&self, new: NewRevision) -> StoreResult<PackageRevision> {
-        fault(&self.faults.borrow().create)?;
+        fault(&self.faults.lock().unwrap().create)?;
         self.store().create(new)
     }
     fn update_lifecycle(&self, ns: &str, name: &str, l: Lifecycle) -> StoreResult<PackageRevision> {
-        fault(&self.faults.borrow().update_lifecycle)?;
+        fault(&self.faults.lock().unwrap().update_lifecycle)?;
         self.store().update_lifecycle(ns, name, l)
     }
     fn update_metadata(
@@ -130,7 +131,7 @@ impl PackageRevisionStore for Scripted {
         self.store().update_metadata(ns, name, m)
     }
     fn delete(&self, namespace: &str, name: &str) -> StoreResult<()> {
-        fault(&self.faults.borrow().delete)?;
+        fault(&self.faults.lock().unwrap().delete)?;
         self.store().delete(namespace, name)
     }
 }
@@ -161,8 +162,8 @@ fn world(repo: bool, lifecycle: Option<Lifecycle>) -> World {
     let store = Scripted {
         git: GitRevisions::open(configs).expect("the repositories open"),
         empty: GitRevisions::open(Vec::new()).expect("no repositories"),
-        faults: RefCell::default(),
-        gets: Cell::new(0),
+        faults: Mutex::default(),
+        gets: AtomicUsize::new(0),
     };
     if let Some(l) = lifecycle {
         seed(&store, l);
@@ -242,7 +243,7 @@ fn has_ref(w: &World, name: &str) -> bool {
 
 /// The lifecycle the store reads back (faults off).
 fn stored(w: &World) -> Option<Lifecycle> {
-    *w.store.faults.borrow_mut() = Faults::default();
+    *w.store.faults.lock().unwrap() = Faults::default();
     w.store
         .git
         .get(NS, &revision_name(REPO, PKG, WS))
@@ -327,7 +328,7 @@ fn transition(from: Lifecycle, to: Lifecycle, refs_present: &[&str], refs_gone: 
 /// caller and the lifecycle stays.
 fn transition_fails(case: &str, from: Lifecycle, to: Lifecycle, msg: &str) -> R {
     let w = world(true, Some(from));
-    w.store.faults.borrow_mut().update_lifecycle = Some(msg.into());
+    w.store.faults.lock().unwrap().update_lifecycle = Some(msg.into());
     let cc = StoreContent::new(&w.store);
     let out = err_contains(case, cc.update_lifecycle(&key(), to), msg)?;
     check(stored(&w) == Some(from), "lifecycle unchanged")?;
@@ -360,7 +361,7 @@ fn run_case(case: &str) -> R {
         }
         "get-content-list-error" => {
             let w = world(true, Some(Draft));
-            w.store.faults.borrow_mut().get = Some("list failed".into());
+            w.store.faults.lock().unwrap().get = Some("list failed".into());
             let got = StoreContent::new(&w.store).get_package_content(&key(), false);
             err_contains(case, got, "list failed")
         }
@@ -404,7 +405,7 @@ fn run_case(case: &str) -> R {
                 "Bogus does not parse",
             )?;
             let w = world(true, Some(Draft));
-            w.store.faults.borrow_mut().lifecycle = Some(Unset);
+            w.store.faults.lock().unwrap().lifecycle = Some(Unset);
             let got = StoreContent::new(&w.store).update_lifecycle(&key(), Draft);
             let out = err_contains(case, got, "invalid current lifecycle")?;
             check(stored(&w) == Some(Draft), "lifecycle unchanged")?;
@@ -428,8 +429,8 @@ fn run_case(case: &str) -> R {
         }
         "update-repo-gone-before-draft" => {
             let w = world(true, Some(Draft));
-            w.store.faults.borrow_mut().gone_after_gets = Some(1);
-            w.store.gets.set(0);
+            w.store.faults.lock().unwrap().gone_after_gets = Some(1);
+            w.store.gets.store(0, Relaxed);
             let got = StoreContent::new(&w.store).update_lifecycle(&key(), Proposed);
             let out = err_contains(case, got, "not found")?;
             check(stored(&w) == Some(Draft), "lifecycle unchanged")?;
@@ -459,7 +460,7 @@ fn run_case(case: &str) -> R {
         }
         "create-draft-from-existing-list-error" => {
             let w = world(true, Some(Draft));
-            w.store.faults.borrow_mut().get = Some("list failed".into());
+            w.store.faults.lock().unwrap().get = Some("list failed".into());
             let got = StoreContent::new(&w.store).create_draft_from_existing(&key());
             err_contains(case, got, "list failed")
         }
@@ -469,7 +470,7 @@ fn run_case(case: &str) -> R {
             // its error reaches the caller of the draft cycle; nothing is
             // written.
             let w = world(true, Some(Draft));
-            w.store.faults.borrow_mut().update_resources = Some("conflict".into());
+            w.store.faults.lock().unwrap().update_resources = Some("conflict".into());
             let cc = StoreContent::new(&w.store);
             let got = cc.create_draft_from_existing(&key()).and_then(|d| {
                 cc.update_resources(&d, &kptfile(), "edit", None)?;
@@ -555,7 +556,7 @@ fn run_case(case: &str) -> R {
         }
         "delete-package-error" => {
             let w = world(true, Some(Draft));
-            w.store.faults.borrow_mut().delete = Some("permission denied".into());
+            w.store.faults.lock().unwrap().delete = Some("permission denied".into());
             let got = StoreContent::new(&w.store).delete_package(&key());
             let out = err_contains(case, got, "permission denied")?;
             check(stored(&w) == Some(Draft), "revision kept")?;
@@ -563,7 +564,7 @@ fn run_case(case: &str) -> R {
         }
         "delete-package-list-error" => {
             let w = world(true, Some(Draft));
-            w.store.faults.borrow_mut().get = Some("list failed".into());
+            w.store.faults.lock().unwrap().get = Some("list failed".into());
             let got = StoreContent::new(&w.store).delete_package(&key());
             err_contains(case, got, "list failed")
         }
