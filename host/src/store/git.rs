@@ -39,6 +39,7 @@ use std::sync::{Mutex, MutexGuard};
 use git2::{ObjectType, Oid, Repository, Signature, Tree};
 use pv_core::api::package_revision::{GitLock, Lifecycle, Locator, Task};
 use pv_core::api::{ObjectMeta, OwnerReference, PackageRevision, PackageRevisionResources};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::memory::{check_transition, copy_metadata, resources_of};
@@ -316,6 +317,36 @@ fn ensure_branch(repo: &Repository, branch: &str, who: &(String, String)) -> Sto
     Ok(())
 }
 
+/// Opens one repository of [`GitRevisions::open`].
+fn open_handle(cfg: GitRepoConfig, signature: &(String, String)) -> StoreResult<RepoHandle> {
+    let repo = Repository::open(&cfg.path).map_err(|e| {
+        if is_unfinished_repository(&cfg.path) {
+            StoreError::Invalid(format!(
+                "repository {} at {} is unfinished (an interrupted --init left it); \
+                 `porch-variants local --init` creates it again",
+                cfg.name,
+                cfg.path.display()
+            ))
+        } else {
+            StoreError::git(format!(
+                "opening repository {} at {}",
+                cfg.name,
+                cfg.path.display()
+            ))(e)
+        }
+    })?;
+    ensure_branch(&repo, &cfg.branch, signature)?;
+    Ok(RepoHandle {
+        cfg,
+        state: Mutex::new(RepoState {
+            repo,
+            entries: None,
+            owners: Default::default(),
+            fingerprint: None,
+        }),
+    })
+}
+
 impl GitRevisions {
     /// Opens the repositories (each must exist; a missing main branch is
     /// created with an empty commit, as Porch's `createBranch`).
@@ -324,36 +355,18 @@ impl GitRevisions {
             "porch-variants".to_string(),
             "porch-variants@localhost".to_string(),
         );
+        // Opened on every CPU (thousands of repositories in a fleet); the
+        // first failure in the configurations' order is the one reported.
+        let opened: Vec<StoreResult<RepoHandle>> = configs
+            .into_par_iter()
+            .map(|cfg| open_handle(cfg, &signature))
+            .collect();
         let mut repos = BTreeMap::new();
-        for cfg in configs {
-            let repo = Repository::open(&cfg.path).map_err(|e| {
-                if is_unfinished_repository(&cfg.path) {
-                    StoreError::Invalid(format!(
-                        "repository {} at {} is unfinished (an interrupted --init left it); \
-                         `porch-variants local --init` creates it again",
-                        cfg.name,
-                        cfg.path.display()
-                    ))
-                } else {
-                    StoreError::git(format!(
-                        "opening repository {} at {}",
-                        cfg.name,
-                        cfg.path.display()
-                    ))(e)
-                }
-            })?;
-            ensure_branch(&repo, &cfg.branch, &signature)?;
+        for handle in opened {
+            let handle = handle?;
             repos.insert(
-                (cfg.namespace.clone(), cfg.name.clone()),
-                RepoHandle {
-                    cfg,
-                    state: Mutex::new(RepoState {
-                        repo,
-                        entries: None,
-                        owners: Default::default(),
-                        fingerprint: None,
-                    }),
-                },
+                (handle.cfg.namespace.clone(), handle.cfg.name.clone()),
+                handle,
             );
         }
         let owners_stale = Mutex::new(repos.keys().cloned().collect());
@@ -464,29 +477,34 @@ impl GitRevisions {
         let mut index = self.owner_index.lock().unwrap_or_else(|e| e.into_inner());
         let stale =
             std::mem::take(&mut *self.owners_stale.lock().unwrap_or_else(|e| e.into_inner()));
-        let mut pending = stale.iter();
-        while let Some(key) = pending.next() {
-            let Some(h) = self.repos.get(key) else {
-                continue;
-            };
-            let mut st = lock(h);
-            let owners = match self.owners_of(key, h, &mut st) {
-                Ok(owners) => owners,
-                Err(e) => {
-                    // Read again next time, with those not reached yet.
-                    self.owners_stale
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .extend(std::iter::once(key).chain(pending).cloned());
-                    return Err(e);
+        // Each repository read on its own (on every CPU: a first list by
+        // owner reads every repository of the fleet).
+        let read: Vec<_> = stale
+            .par_iter()
+            .filter_map(|key| {
+                let h = self.repos.get(key)?;
+                let mut st = lock(h);
+                Some((key, self.owners_of(key, h, &mut st)))
+            })
+            .collect();
+        let mut failed = Vec::new();
+        for (key, owners) in read {
+            match owners {
+                Ok(owners) => {
+                    for owner in owners {
+                        index.by_owner.entry(owner).or_default().insert(key.clone());
+                    }
                 }
-            };
-            for owner in &owners {
-                index
-                    .by_owner
-                    .entry(owner.clone())
-                    .or_default()
-                    .insert(key.clone());
+                Err(e) => failed.push((key.clone(), e)),
+            }
+        }
+        if !failed.is_empty() {
+            // Read again next time; the first failure (in the
+            // repositories' order) is the one reported.
+            let mut stale = self.owners_stale.lock().unwrap_or_else(|e| e.into_inner());
+            stale.extend(failed.iter().map(|(key, _)| key.clone()));
+            if let Some((_, first)) = failed.into_iter().next() {
+                return Err(first);
             }
         }
         Ok(index
