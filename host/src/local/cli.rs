@@ -62,7 +62,8 @@ pub struct LocalArgs {
     pub reconcile_all: bool,
     /// How many PackageVariants to reconcile at once (default: one per
     /// CPU). Variants that share a repository are still reconciled one
-    /// after the other, in name order, so the result does not depend on it.
+    /// after the other, in the order of `--jobs 1`, so the result does not
+    /// depend on it.
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
 }
