@@ -156,14 +156,6 @@ impl Progress for NoProgress {
     fn finish(&self) {}
 }
 
-/// `PackageVariant <namespace>/<name>`.
-fn subject_of(pv: &PackageVariant) -> String {
-    format!(
-        "PackageVariant {}/{}",
-        pv.metadata.namespace, pv.metadata.name
-    )
-}
-
 /// What one variant's turn in a pass did.
 struct VariantOutcome {
     /// Its writes, in order.
@@ -200,7 +192,7 @@ fn variant_turn(
     };
     if let (Some(q), Some(d)) = (quiet, &digest) {
         if q.is_quiet(pv, d) {
-            tracing::debug!(variant = %subject_of(pv), "nothing it reads changed: skipped");
+            tracing::debug!(variant = %package_variant::subject(pv), "nothing it reads changed: skipped");
             return VariantOutcome {
                 events,
                 digest,
@@ -244,6 +236,9 @@ fn reconcile_variants(
                 break;
             };
             for &i in group {
+                if stop.load(Ordering::Relaxed) {
+                    return done;
+                }
                 let outcome = variant_turn(ctx, &pvs[i], quiet, &mut memo);
                 let fatal = outcome.result.as_ref().is_err_and(|e| e.is_fatal());
                 done.push((i, outcome));
@@ -309,10 +304,7 @@ fn collect_orphans(ctx: &Ctx<'_>, events: &mut Vec<Event>) -> Result<(), Reconci
                 ctx.objects
                     .delete_package_variant(&pv.metadata.namespace, &pv.metadata.name)?;
                 events.push(Event::new(
-                    format!(
-                        "PackageVariant {}/{}",
-                        pv.metadata.namespace, pv.metadata.name
-                    ),
+                    package_variant::subject(&pv),
                     "deleted",
                     format!("its PackageVariantSet {} is gone", owner.name),
                 ));
@@ -378,7 +370,11 @@ pub fn run_to_fixed_point_quiet(
                     }
                     succeeded.push((pv, outcome.digest));
                 }
-                Err(e) => errors.push(Event::new(subject_of(pv), "error", e.to_string())),
+                Err(e) => errors.push(Event::new(
+                    package_variant::subject(pv),
+                    "error",
+                    e.to_string(),
+                )),
             }
         }
         report.package_variants = pvs.len();

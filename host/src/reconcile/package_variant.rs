@@ -25,7 +25,8 @@ use crate::engine_api::{PlanOutcome, Step, Target};
 use crate::store::memory::copy_metadata;
 use crate::store::{revision_name, NewRevision, PrFilter, SourceState};
 
-fn subject(pv: &PackageVariant) -> String {
+/// `PackageVariant <namespace>/<name>`, the subject of its events.
+pub(super) fn subject(pv: &PackageVariant) -> String {
     format!(
         "PackageVariant {}/{}",
         pv.metadata.namespace, pv.metadata.name
