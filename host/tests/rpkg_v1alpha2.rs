@@ -406,14 +406,29 @@ fn packagerevisions_declared_in_the_directory_are_reconciled_by_local() {
     assert!(d
         .refs("blueprints")
         .contains(&"refs/heads/drafts/site/v1".to_string()));
-    let state = d
-        .root
-        .join(".porch-variants/packagerevisions/default/blueprints.site.v1.json");
+    // The objects' table, compacted at the end of the run: one file, no
+    // journal left.
+    let table = d.root.join(".porch-variants/packagerevisions");
+    let files = || {
+        let mut names: Vec<String> = std::fs::read_dir(&table)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(files(), ["objects.jsonl"]);
+    let state = table.join("objects.jsonl");
     let before = read(&state);
+    assert!(
+        before.contains("\"name\":\"blueprints.site.v1\""),
+        "{before}"
+    );
     // A second run has nothing to do and writes nothing.
     let out = d.ok(&["local", "."]);
     assert!(!out.contains("PackageRevision default/"), "{out}");
     assert_eq!(read(&state), before);
+    assert_eq!(files(), ["objects.jsonl"]);
 
     // The file's lifecycle moves the revision.
     std::fs::write(

@@ -471,7 +471,7 @@ fn both_modes_end_with_the_same_packages_in_git() {
 fn objects(f: &Fleet, git: &GitRevisions) -> Vec<Value> {
     let renderer = renderer();
     let session = f.session(git, &renderer);
-    PrObjects::list(&session.api, NS).unwrap()
+    PrObjects::list(&session.api, NS, &PrFilter::default()).unwrap()
 }
 
 #[test]
@@ -810,14 +810,15 @@ fn the_fleet_demo_gives_the_same_packages_in_either_mode() {
 
 /// The commit messages of `repo`'s draft branch past `main`, newest first.
 fn draft_commits(f: &Fleet, repo: &str, package: &str, workspace: &str) -> Vec<String> {
+    commits(f, repo, &format!("main..drafts/{package}/{workspace}"))
+}
+
+/// The commit messages of `range` in `repo`, newest first.
+fn commits(f: &Fleet, repo: &str, range: &str) -> Vec<String> {
     let out = std::process::Command::new("git")
         .arg("-C")
         .arg(f.root.join(repo))
-        .args([
-            "log",
-            "--format=%s",
-            &format!("main..drafts/{package}/{workspace}"),
-        ])
+        .args(["log", "--format=%s", range])
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
@@ -829,10 +830,12 @@ fn draft_commits(f: &Fleet, repo: &str, package: &str, workspace: &str) -> Vec<S
 }
 
 /// In local mode the PackageRevision controller leaves a declared draft's
-/// render for the variant's push: a new draft is made, mutated and
-/// rendered once (three commits, not four). A draft the variant's
-/// mutations do not change gets its render from the run's last sweep and
-/// is Ready like the others.
+/// render for the variant's push, and the push waits for that render: a
+/// new draft is two commits (the source, with the variant's metadata in
+/// the same write, then the mutated and rendered package), where a
+/// controller elsewhere makes four. A draft the variant's mutations do not
+/// change gets its render from the run's last sweep and is Ready like the
+/// others.
 #[test]
 fn a_declared_draft_is_rendered_once() {
     let f = Fleet::new(2, PorchApi::V1alpha2);
@@ -852,12 +855,25 @@ fn a_declared_draft_is_rendered_once() {
     assert_eq!(count(&report, "mutated draft"), 1, "{:#?}", report.events);
     assert_eq!(
         draft_commits(&f, "edge-1", "web", "packagevariant-1"),
-        [
-            "Update web/packagevariant-1",
-            "Update web/packagevariant-1",
-            "Create web/packagevariant-1"
-        ],
-        "source, push, render"
+        ["Update web/packagevariant-1", "Create web/packagevariant-1"],
+        "source, then push and render"
+    );
+    // The owners went with the source: one metadata write per draft.
+    assert_eq!(
+        commits(&f, "edge-1", "refs/porch-variants/metadata").len(),
+        1,
+        "the draft's metadata, written once"
+    );
+    // That one commit holds the push rendered: the variant's pipeline ran.
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(f.root.join("edge-1"))
+        .args(["show", "drafts/web/packagevariant-1:web/deployment.yaml"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("namespace: edge-1"),
+        "{out:?}"
     );
     let git = f.git();
     let renderer = renderer();

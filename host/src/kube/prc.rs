@@ -251,6 +251,11 @@ impl PrApi for KubePrApi<'_> {
             .state()
             .iter()
             .filter(|o| o.namespace().as_deref() == Some(namespace))
+            // Only the package's objects are copied and typed.
+            .filter(|o| {
+                o.data["spec"]["repository"].as_str() == Some(repository)
+                    && o.data["spec"]["packageName"].as_str() == Some(package)
+            })
             .filter_map(|o| serde_json::to_value(o.as_ref()).ok())
             .filter(|v| {
                 serde_json::from_value::<PrV2>(v.clone())
@@ -375,12 +380,12 @@ pub async fn reconcile(obj: Arc<DynamicObject>, ctx: Arc<PrcContext>) -> Result<
         let git = RemoteRevisions::open_with(local, remote, options)
             .map_err(|e| e.to_string())?
             .fenced(gate.clone());
-        let content = StoreContent::new(&git);
         let api = KubePrApi {
             ctx: &c,
             handle,
             gate,
         };
+        let content = StoreContent::new(&git).with_objects(&api);
         let renderer = c.renderer.as_ref().map(|r| CoreRenderer {
             core: c.core.as_ref(),
             renderer: r,

@@ -18,6 +18,7 @@ use super::prc::{api_err, api_resource, PrcContext};
 use super::recent::RecentWrites;
 use crate::prc::{CallError, CallResult};
 use crate::store::v1alpha2::PrObjects;
+use crate::store::PrFilter;
 
 /// The v1alpha2 objects for one reconcile, on a blocking thread.
 pub struct KubeV2Objects<'a> {
@@ -25,6 +26,21 @@ pub struct KubeV2Objects<'a> {
     recent: &'a RecentWrites<DynamicObject>,
     handle: Handle,
     gate: watch::Receiver<bool>,
+}
+
+/// [`PrFilter::matches_v1alpha2`] on a cached object, without copying it.
+fn dynamic_matches(obj: &DynamicObject, filter: &PrFilter) -> bool {
+    let is =
+        |v: &Value, want: &Option<String>| want.as_deref().is_none_or(|w| v.as_str() == Some(w));
+    is(&obj.data["spec"]["repository"], &filter.repository)
+        && is(&obj.data["spec"]["packageName"], &filter.package)
+        && filter.owner_uid.as_deref().is_none_or(|uid| {
+            obj.metadata
+                .owner_references
+                .iter()
+                .flatten()
+                .any(|r| r.uid == uid)
+        })
 }
 
 fn to_value(obj: &DynamicObject) -> CallResult<Value> {
@@ -70,13 +86,16 @@ impl<'a> KubeV2Objects<'a> {
 }
 
 impl PrObjects for KubeV2Objects<'_> {
-    fn list(&self, namespace: &str) -> CallResult<Vec<Value>> {
+    fn list(&self, namespace: &str, filter: &PrFilter) -> CallResult<Vec<Value>> {
+        // The cache's objects are tested where they lie; only those that
+        // pass are copied (and this process's writes, read over them).
         let mut names: Vec<String> = self
             .ctx
             .revisions
             .state()
             .iter()
             .filter(|o| o.namespace().as_deref() == Some(namespace))
+            .filter(|o| dynamic_matches(o, filter))
             .map(|o| o.name_any())
             .collect();
         names.extend(self.recent.names(namespace));
@@ -86,7 +105,10 @@ impl PrObjects for KubeV2Objects<'_> {
         for name in names {
             let cached = self.cached(namespace, &name);
             if let Some(obj) = self.recent.read_over(namespace, &name, cached) {
-                out.push(to_value(&obj)?);
+                let value = to_value(&obj)?;
+                if filter.matches_v1alpha2(&value) {
+                    out.push(value);
+                }
             }
         }
         Ok(out)

@@ -496,6 +496,7 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
         // variant's mutations changed nothing) are rendered now.
         session.retry_unready()?;
         let lines = super::rpkg::reconcile_declared(&session, &declared)?;
+        session.compact()?;
         (report, lines)
     } else {
         let report = run_to_fixed_point_quiet(&ctx, args.max_passes, &bar, quiet.as_mut())?;
@@ -509,7 +510,9 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
                 core.as_ref(),
                 &renderer,
             )?;
-            super::rpkg::reconcile_declared(&session, &declared)?
+            let lines = super::rpkg::reconcile_declared(&session, &declared)?;
+            session.compact()?;
+            lines
         };
         (report, lines)
     };
@@ -702,12 +705,10 @@ pub fn run_rpkg(
         for name in names {
             // A revision with a v1alpha2 object goes through the
             // PackageRevision controller, which keeps its status.
-            if let Some(session) = session.as_ref().filter(|s| {
-                s.api.all().iter().any(|o| {
-                    o["metadata"]["name"].as_str() == Some(name.as_str())
-                        && o["metadata"]["namespace"].as_str() == Some(namespace)
-                })
-            }) {
+            if let Some(session) = session
+                .as_ref()
+                .filter(|s| crate::prc::PrApi::get(&s.api, namespace, &name).is_ok())
+            {
                 match to {
                     Some(l) => {
                         let (pr, outcome) = session.set_lifecycle(namespace, &name, l)?;
@@ -745,7 +746,7 @@ pub fn run_rpkg(
         }
         Ok(())
     };
-    match cmd {
+    let result = match cmd {
         RpkgCommand::List { repo, package } => {
             let filter = PrFilter {
                 repository: repo.clone(),
@@ -814,7 +815,11 @@ pub fn run_rpkg(
         }
         RpkgCommand::Pull { name, dir: to } => super::rpkg::pull(v2()?, namespace, name, to),
         RpkgCommand::Push { name, dir: from } => super::rpkg::push(v2()?, namespace, name, from),
+    };
+    if let Some(s) = &session {
+        s.compact()?;
     }
+    result
 }
 
 /// Local mode renders every draft it writes, as porch-server does: only

@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 
 use super::cli::{now, LocalError};
 use crate::engine_api::Core;
-use crate::prc::content::StoreContent;
+use crate::prc::content::{StagedPush, StagedPushes, StoreContent};
 use crate::prc::fetch::GitFetch;
 use crate::prc::local_api::LocalApi;
 use crate::prc::{CallError, CoreRenderer, Deps, PrApi, RenderSlots};
@@ -46,6 +46,8 @@ pub struct Session<'a> {
     pub fetch: GitFetch,
     slots: RenderSlots,
     no_slots: RenderSlots,
+    /// The variants' pushes, waiting for their render.
+    staged: StagedPushes,
     now: String,
 }
 
@@ -75,8 +77,15 @@ impl<'a> Session<'a> {
             },
             slots: RenderSlots::new(0),
             no_slots: RenderSlots::none(),
+            staged: StagedPushes::default(),
             now,
         })
+    }
+
+    /// Writes the objects' table in one file (the end of a command that
+    /// wrote; see [`LocalApi::compact`]).
+    pub fn compact(&self) -> Result<(), LocalError> {
+        self.api.compact().map_err(call_err)
     }
 
     /// Reconciles one object until it asks for nothing more; the last
@@ -93,7 +102,9 @@ impl<'a> Session<'a> {
         name: &str,
         defer_render: bool,
     ) -> Result<Outcome, LocalError> {
-        let content = StoreContent::new(self.store);
+        let content = StoreContent::new(self.store)
+            .with_objects(&self.api)
+            .with_staged(&self.staged);
         let renderer = CoreRenderer {
             core: self.core,
             renderer: self.renderer,
@@ -273,6 +284,33 @@ impl crate::store::v1alpha2::SourceController for Session<'_> {
     /// not change. One render per new draft instead of two.
     fn declared(&self, namespace: &str, name: &str) -> crate::store::StoreResult<()> {
         self.wake_with(namespace, name, true)
+    }
+
+    /// Holds the pushed files for the render the push requested, so the
+    /// rendered package is one commit; what the reconcile did not write
+    /// (a render that failed, or put off) is written as pushed, as
+    /// porch-server stores a push before it renders.
+    fn push(
+        &self,
+        namespace: &str,
+        name: &str,
+        files: &crate::store::Files,
+        read: &str,
+    ) -> crate::store::StoreResult<bool> {
+        self.staged.stage(
+            namespace,
+            name,
+            StagedPush {
+                files: files.clone(),
+                read: read.to_string(),
+            },
+        );
+        let settled = self.wake_with(namespace, name, false);
+        if let Some(left) = self.staged.take(namespace, name) {
+            self.store
+                .update_resources(namespace, name, &left.files, &left.read)?;
+        }
+        settled.map(|()| true)
     }
 }
 

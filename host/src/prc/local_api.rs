@@ -1,13 +1,28 @@
 //! [`LocalApi`]: v1alpha2 PackageRevision objects kept as an API server
-//! keeps them, in files under the directory's state
-//! (`.porch-variants/packagerevisions/<namespace>/<name>.json`, each
-//! written to a temporary name and renamed): generations, resource
-//! versions, finalizers with Kubernetes' deletion semantics, JSON merge
-//! patches, and server-side apply with field managers, so that an apply
-//! removes what its manager applied before and no longer sends, and never
-//! what another manager owns.
+//! keeps them, in one table under the directory's state
+//! (`.porch-variants/packagerevisions/`): generations, resource versions,
+//! finalizers with Kubernetes' deletion semantics, JSON merge patches, and
+//! server-side apply with field managers, so that an apply removes what
+//! its manager applied before and no longer sends, and never what another
+//! manager owns.
+//!
+//! The table is read once per process and indexed by package
+//! (namespace, repository, package) and by owner, so a list costs what it
+//! answers, not what the directory holds. On disk it is two files:
+//! * `objects.jsonl` — every object, one JSON line each, as of the end of
+//!   the last command that wrote ([`LocalApi::compact`]: a new file
+//!   renamed over the old one);
+//! * `journal.jsonl` — every change since, one line each (the object as
+//!   written, or its deletion), appended as it is made, so a process
+//!   killed at any instant leaves each change it answered on disk. A last
+//!   line cut short by the kill is dropped when the table is read.
+//!
+//! Objects kept one file each (`<namespace>/<name>.json`, as earlier
+//! versions wrote them) are read when there is no `objects.jsonl`, and
+//! removed by the next compaction.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -15,6 +30,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::{CallError, CallResult, PrApi};
+use crate::store::PrFilter;
+
+/// The table of every object, as of the last compaction.
+const SNAPSHOT: &str = "objects.jsonl";
+/// The changes since.
+const JOURNAL: &str = "journal.jsonl";
 
 /// A stored object and who owns which of its fields.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -27,10 +48,146 @@ struct Stored {
     managed_fields: BTreeMap<String, BTreeSet<String>>,
 }
 
+/// One line of the journal.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+enum Change {
+    /// The object as written.
+    Put(Stored),
+    /// The object is gone.
+    Delete { namespace: String, name: String },
+}
+
+type Key = (String, String);
+
+/// The objects with their indexes.
+#[derive(Default)]
+struct Table {
+    objects: BTreeMap<Key, Stored>,
+    /// (namespace, repository, package) → names.
+    by_package: BTreeMap<(String, String, String), BTreeSet<String>>,
+    /// (namespace, owner UID) → names.
+    by_owner: BTreeMap<(String, String), BTreeSet<String>>,
+    /// The journal, opened at the first change.
+    journal: Option<std::fs::File>,
+    /// Bytes of the journal that were read whole (a line cut short after
+    /// them is cut off before anything is appended).
+    journal_len: u64,
+    /// Whether anything was written since the table was read.
+    dirty: bool,
+}
+
+fn index_keys(stored: &Stored) -> ((String, String), Vec<String>) {
+    let o = &stored.object;
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    let package = (
+        text(&o["spec"]["repository"]),
+        text(&o["spec"]["packageName"]),
+    );
+    let owners = o["metadata"]["ownerReferences"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| text(&r["uid"]))
+        .filter(|u| !u.is_empty())
+        .collect();
+    (package, owners)
+}
+
+impl Table {
+    fn unindex(&mut self, key: &Key) {
+        let Some(old) = self.objects.get(key) else {
+            return;
+        };
+        let ((repo, pkg), owners) = index_keys(old);
+        let pk = (key.0.clone(), repo, pkg);
+        if let Some(names) = self.by_package.get_mut(&pk) {
+            names.remove(&key.1);
+            if names.is_empty() {
+                self.by_package.remove(&pk);
+            }
+        }
+        for uid in owners {
+            let ok = (key.0.clone(), uid);
+            if let Some(names) = self.by_owner.get_mut(&ok) {
+                names.remove(&key.1);
+                if names.is_empty() {
+                    self.by_owner.remove(&ok);
+                }
+            }
+        }
+    }
+
+    /// Puts `stored` in the table (no disk).
+    fn put(&mut self, stored: Stored) {
+        let key = key_of(&stored.object);
+        self.unindex(&key);
+        let ((repo, pkg), owners) = index_keys(&stored);
+        self.by_package
+            .entry((key.0.clone(), repo, pkg))
+            .or_default()
+            .insert(key.1.clone());
+        for uid in owners {
+            self.by_owner
+                .entry((key.0.clone(), uid))
+                .or_default()
+                .insert(key.1.clone());
+        }
+        self.objects.insert(key, stored);
+    }
+
+    /// Removes `key` from the table (no disk).
+    fn remove(&mut self, key: &Key) {
+        self.unindex(key);
+        self.objects.remove(key);
+    }
+
+    fn apply(&mut self, change: Change) {
+        match change {
+            Change::Put(stored) => self.put(stored),
+            Change::Delete { namespace, name } => self.remove(&(namespace, name)),
+        }
+    }
+
+    /// The names in `namespace` that may pass `filter` (a superset of
+    /// those that do), from the narrowest index the filter allows.
+    fn candidates(&self, namespace: &str, filter: &PrFilter) -> Vec<String> {
+        let ns = namespace.to_string();
+        if let (Some(repo), Some(pkg)) = (&filter.repository, &filter.package) {
+            return self
+                .by_package
+                .get(&(ns, repo.clone(), pkg.clone()))
+                .map(|n| n.iter().cloned().collect())
+                .unwrap_or_default();
+        }
+        if let Some(uid) = &filter.owner_uid {
+            return self
+                .by_owner
+                .get(&(ns, uid.clone()))
+                .map(|n| n.iter().cloned().collect())
+                .unwrap_or_default();
+        }
+        if let Some(repo) = &filter.repository {
+            let from = (ns.clone(), repo.clone(), String::new());
+            return self
+                .by_package
+                .range(from..)
+                .take_while(|((n, r, _), _)| *n == ns && r == repo)
+                .flat_map(|(_, names)| names.iter().cloned())
+                .collect();
+        }
+        self.objects
+            .range((ns.clone(), String::new())..)
+            .take_while(|((n, _), _)| *n == ns)
+            .map(|((_, name), _)| name.clone())
+            .collect()
+    }
+}
+
 /// The PackageRevision objects of a local directory and its Repositories.
 pub struct LocalApi {
     root: PathBuf,
-    objects: Mutex<BTreeMap<(String, String), Stored>>,
+    table: Mutex<Table>,
     repositories: BTreeMap<(String, String), Value>,
     now: String,
 }
@@ -133,35 +290,95 @@ fn set_path(obj: &mut Value, section: &str, key: &str, value: &Value) {
     }
 }
 
+/// The objects of the per-object files earlier versions wrote
+/// (`<namespace>/<name>.json`), and those files.
+fn read_legacy(root: &Path) -> CallResult<(Vec<Stored>, Vec<PathBuf>)> {
+    let mut objects = Vec::new();
+    let mut files = Vec::new();
+    let Ok(namespaces) = std::fs::read_dir(root) else {
+        return Ok((objects, files));
+    };
+    for ns in namespaces.flatten() {
+        if !ns.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let Ok(entries) = std::fs::read_dir(ns.path()) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.extension().and_then(|x| x.to_str()) != Some("json") {
+                continue;
+            }
+            let text =
+                std::fs::read_to_string(&p).map_err(|e| failed(&p.display().to_string(), e))?;
+            let stored: Stored =
+                serde_json::from_str(&text).map_err(|e| failed(&p.display().to_string(), e))?;
+            objects.push(stored);
+            files.push(p);
+        }
+    }
+    Ok((objects, files))
+}
+
+/// The changes of a journal's text, and how many of its bytes they are:
+/// a last line cut short (no newline, as a killed append leaves it) is
+/// not among them; any other line that does not read is an error.
+fn read_journal(path: &Path, text: &str) -> CallResult<(Vec<Change>, u64)> {
+    let mut changes = Vec::new();
+    let mut whole = 0u64;
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        if !line.ends_with('\n') {
+            tracing::warn!(path = %path.display(), line = i + 1, "dropping a journal line cut short");
+            break;
+        }
+        let change: Change = serde_json::from_str(line)
+            .map_err(|e| failed(&format!("{}, line {}", path.display(), i + 1), e))?;
+        changes.push(change);
+        whole += line.len() as u64;
+    }
+    Ok((changes, whole))
+}
+
 impl LocalApi {
     /// Loads the objects under `state/packagerevisions`; `repositories`
     /// are the directory's Repository objects.
     pub fn load(state: &Path, repositories: &[Value], now: &str) -> CallResult<Self> {
         let root = state.join("packagerevisions");
-        let mut objects = BTreeMap::new();
-        if root.is_dir() {
-            let namespaces =
-                std::fs::read_dir(&root).map_err(|e| failed(&root.display().to_string(), e))?;
-            for ns in namespaces.flatten() {
-                let Ok(entries) = std::fs::read_dir(ns.path()) else {
-                    continue;
-                };
-                for e in entries.flatten() {
-                    let p = e.path();
-                    if p.extension().and_then(|x| x.to_str()) != Some("json") {
-                        continue;
-                    }
-                    let text = std::fs::read_to_string(&p)
-                        .map_err(|e| failed(&p.display().to_string(), e))?;
-                    let stored: Stored = serde_json::from_str(&text)
-                        .map_err(|e| failed(&p.display().to_string(), e))?;
-                    objects.insert(key_of(&stored.object), stored);
+        let mut table = Table::default();
+        let snapshot = root.join(SNAPSHOT);
+        match std::fs::read_to_string(&snapshot) {
+            Ok(text) => {
+                for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.is_empty()) {
+                    let stored: Stored = serde_json::from_str(line).map_err(|e| {
+                        failed(&format!("{}, line {}", snapshot.display(), i + 1), e)
+                    })?;
+                    table.put(stored);
                 }
             }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                for stored in read_legacy(&root)?.0 {
+                    table.put(stored);
+                }
+            }
+            Err(e) => return Err(failed(&snapshot.display().to_string(), e)),
+        }
+        let journal = root.join(JOURNAL);
+        match std::fs::read_to_string(&journal) {
+            Ok(text) => {
+                let (changes, whole) = read_journal(&journal, &text)?;
+                for c in changes {
+                    table.apply(c);
+                }
+                table.journal_len = whole;
+                table.dirty = !text.is_empty();
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(failed(&journal.display().to_string(), e)),
         }
         Ok(LocalApi {
             root,
-            objects: Mutex::new(objects),
+            table: Mutex::new(table),
             repositories: repositories
                 .iter()
                 .map(|r| (key_of(r), r.clone()))
@@ -170,26 +387,83 @@ impl LocalApi {
         })
     }
 
-    fn path(&self, ns: &str, name: &str) -> PathBuf {
-        self.root.join(ns).join(format!("{name}.json"))
+    fn table(&self) -> CallResult<std::sync::MutexGuard<'_, Table>> {
+        self.table
+            .lock()
+            .map_err(|_| CallError::Failed("the object table is unusable".into()))
     }
 
-    fn save(&self, key: &(String, String), stored: Option<&Stored>) -> CallResult<()> {
-        let path = self.path(&key.0, &key.1);
-        let Some(stored) = stored else {
-            return match std::fs::remove_file(&path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    Err(failed(&path.display().to_string(), e))
-                }
-                _ => Ok(()),
-            };
-        };
-        let dir = path.parent().unwrap_or(&self.root);
-        std::fs::create_dir_all(dir).map_err(|e| failed(&dir.display().to_string(), e))?;
-        let tmp = path.with_extension(format!("json.tmp-{}", std::process::id()));
-        let text = serde_json::to_string_pretty(stored).map_err(|e| failed("encoding", e))?;
-        std::fs::write(&tmp, text).map_err(|e| failed(&tmp.display().to_string(), e))?;
-        std::fs::rename(&tmp, &path).map_err(|e| failed(&path.display().to_string(), e))
+    /// Appends `change` to the journal (opened, and a line cut short by a
+    /// killed process cut off, at the first change).
+    fn record(&self, table: &mut Table, change: &Change) -> CallResult<()> {
+        let path = self.root.join(JOURNAL);
+        if table.journal.is_none() {
+            std::fs::create_dir_all(&self.root)
+                .map_err(|e| failed(&self.root.display().to_string(), e))?;
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .map_err(|e| failed(&path.display().to_string(), e))?;
+            let len = file
+                .metadata()
+                .map_err(|e| failed(&path.display().to_string(), e))?
+                .len();
+            if len > table.journal_len {
+                file.set_len(table.journal_len)
+                    .map_err(|e| failed(&path.display().to_string(), e))?;
+            }
+            table.journal = Some(file);
+        }
+        let mut line = serde_json::to_vec(change).map_err(|e| failed("encoding", e))?;
+        line.push(b'\n');
+        let file = table.journal.as_mut().expect("opened above");
+        // One write of the whole line: a kill leaves it whole or cut
+        // short, never mixed with the next.
+        file.write_all(&line)
+            .map_err(|e| failed(&path.display().to_string(), e))?;
+        table.journal_len += line.len() as u64;
+        table.dirty = true;
+        Ok(())
+    }
+
+    /// Writes the table as one file and drops the journal, when anything
+    /// changed since it was read (the end of a command that wrote). A
+    /// process killed half-way leaves the old file and the journal, or
+    /// the new file and a journal that changes nothing more.
+    pub fn compact(&self) -> CallResult<()> {
+        let mut table = self.table()?;
+        let (_, legacy) = read_legacy(&self.root)?;
+        if !table.dirty && legacy.is_empty() {
+            return Ok(());
+        }
+        let mut bytes = Vec::new();
+        for stored in table.objects.values() {
+            serde_json::to_writer(&mut bytes, stored).map_err(|e| failed("encoding", e))?;
+            bytes.push(b'\n');
+        }
+        crate::store::replace_file(&self.root.join(SNAPSHOT), &bytes)
+            .map_err(|e| CallError::Failed(e.to_string()))?;
+        // The new table supersedes the per-object files, then the
+        // journal.
+        for f in &legacy {
+            std::fs::remove_file(f).map_err(|e| failed(&f.display().to_string(), e))?;
+            if let Some(dir) = f.parent() {
+                // Gone once empty; a folder still holding files stays.
+                let _ = std::fs::remove_dir(dir);
+            }
+        }
+        table.journal = None;
+        let journal = self.root.join(JOURNAL);
+        match std::fs::remove_file(&journal) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(failed(&journal.display().to_string(), e))
+            }
+            _ => {}
+        }
+        table.journal_len = 0;
+        table.dirty = false;
+        Ok(())
     }
 
     fn not_found(ns: &str, name: &str) -> CallError {
@@ -207,12 +481,9 @@ impl LocalApi {
         name: &str,
         f: impl FnOnce(&mut Stored) -> CallResult<bool>,
     ) -> CallResult<()> {
-        let mut objects = self
-            .objects
-            .lock()
-            .map_err(|_| CallError::Failed("the object table is unusable".into()))?;
+        let mut table = self.table()?;
         let key = (ns.to_string(), name.to_string());
-        let Some(stored) = objects.get_mut(&key) else {
+        let Some(stored) = table.objects.get(&key) else {
             return Err(Self::not_found(ns, name));
         };
         let mut next = stored.clone();
@@ -234,11 +505,20 @@ impl LocalApi {
         let gone = !meta["deletionTimestamp"].is_null()
             && meta["finalizers"].as_array().is_none_or(|f| f.is_empty());
         if gone {
-            self.save(&key, None)?;
-            objects.remove(&key);
+            self.record(
+                &mut table,
+                &Change::Delete {
+                    namespace: key.0.clone(),
+                    name: key.1.clone(),
+                },
+            )?;
+            table.remove(&key);
         } else {
-            self.save(&key, Some(&next))?;
-            *stored = next;
+            let change = Change::Put(next);
+            self.record(&mut table, &change)?;
+            if let Change::Put(next) = change {
+                table.put(next);
+            }
         }
         Ok(())
     }
@@ -250,11 +530,8 @@ impl LocalApi {
         if key.1.is_empty() {
             return Err(CallError::Failed("metadata.name: required".into()));
         }
-        let mut objects = self
-            .objects
-            .lock()
-            .map_err(|_| CallError::Failed("the object table is unusable".into()))?;
-        if objects.contains_key(&key) {
+        let mut table = self.table()?;
+        if table.objects.contains_key(&key) {
             return Err(CallError::AlreadyExists(format!(
                 "packagerevisions.porch.kpt.dev \"{}\" already exists",
                 key.1
@@ -266,12 +543,12 @@ impl LocalApi {
         meta["generation"] = json!(1);
         meta["resourceVersion"] = json!("1");
         meta["creationTimestamp"] = json!(self.now);
-        let stored = Stored {
+        let change = Change::Put(Stored {
             object: object.clone(),
             managed_fields: BTreeMap::new(),
-        };
-        self.save(&key, Some(&stored))?;
-        objects.insert(key, stored);
+        });
+        self.record(&mut table, &change)?;
+        table.apply(change);
         Ok(object)
     }
 
@@ -286,12 +563,27 @@ impl LocalApi {
         })
     }
 
-    /// Every object, in namespace and name order.
+    /// Every object, in namespace and name order (a copy of the whole
+    /// table: for a command's one pass over it).
     pub fn all(&self) -> Vec<Value> {
-        self.objects
+        self.table
             .lock()
-            .map(|o| o.values().map(|s| s.object.clone()).collect())
+            .map(|t| t.objects.values().map(|s| s.object.clone()).collect())
             .unwrap_or_default()
+    }
+
+    /// The objects of `namespace` that pass `filter`, in name order, read
+    /// through the table's indexes.
+    pub fn matching(&self, namespace: &str, filter: &PrFilter) -> CallResult<Vec<Value>> {
+        let table = self.table()?;
+        Ok(table
+            .candidates(namespace, filter)
+            .into_iter()
+            .filter_map(|name| table.objects.get(&(namespace.to_string(), name)))
+            .map(|s| &s.object)
+            .filter(|o| filter.matches_v1alpha2(o))
+            .cloned()
+            .collect())
     }
 
     /// Replaces an object's spec (a user's edit): a new generation when it
@@ -332,9 +624,8 @@ impl LocalApi {
 
 impl PrApi for LocalApi {
     fn get(&self, namespace: &str, name: &str) -> CallResult<Value> {
-        self.objects
-            .lock()
-            .map_err(|_| CallError::Failed("the object table is unusable".into()))?
+        self.table()?
+            .objects
             .get(&(namespace.to_string(), name.to_string()))
             .map(|s| s.object.clone())
             .ok_or_else(|| Self::not_found(namespace, name))
@@ -377,25 +668,13 @@ impl PrApi for LocalApi {
     }
 
     fn list(&self, namespace: &str, repository: &str, package: &str) -> CallResult<Vec<Value>> {
-        Ok(self
-            .all()
-            .into_iter()
-            .filter(|o| {
-                key_of(o).0 == namespace
-                    && o["spec"]["repository"] == repository
-                    && o["spec"]["packageName"] == package
-            })
-            .collect())
+        self.matching(namespace, &PrFilter::package(repository, package))
     }
 }
 
 impl crate::store::v1alpha2::PrObjects for LocalApi {
-    fn list(&self, namespace: &str) -> CallResult<Vec<Value>> {
-        Ok(self
-            .all()
-            .into_iter()
-            .filter(|o| key_of(o).0 == namespace)
-            .collect())
+    fn list(&self, namespace: &str, filter: &PrFilter) -> CallResult<Vec<Value>> {
+        self.matching(namespace, filter)
     }
 
     fn get(&self, namespace: &str, name: &str) -> CallResult<Value> {
@@ -505,5 +784,148 @@ mod tests {
         let got = api.get("default", "r.p.ws").unwrap();
         assert_eq!(got["metadata"]["generation"], 2);
         assert_eq!(got["metadata"]["resourceVersion"], "3");
+    }
+    fn named(name: &str, repo: &str, pkg: &str, owner: Option<&str>) -> Value {
+        let mut o = json!({"metadata": {"name": name, "namespace": "default"},
+            "spec": {"repository": repo, "packageName": pkg, "lifecycle": "Draft"}});
+        if let Some(uid) = owner {
+            o["metadata"]["ownerReferences"] =
+                json!([{"kind": "PackageVariant", "name": "pv", "uid": uid}]);
+        }
+        o
+    }
+
+    fn names(objects: &[Value]) -> Vec<&str> {
+        objects
+            .iter()
+            .map(|o| o["metadata"]["name"].as_str().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn lists_answer_from_the_indexes_as_the_objects_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let api = LocalApi::load(dir.path(), &[], "t").unwrap();
+        api.create(&named("r.a.1", "r", "a", Some("u1"))).unwrap();
+        api.create(&named("r.a.2", "r", "a", None)).unwrap();
+        api.create(&named("r.b.1", "r", "b", Some("u1"))).unwrap();
+        api.create(&named("s.a.1", "s", "a", Some("u2"))).unwrap();
+        let by = |f: PrFilter| api.matching("default", &f).unwrap();
+        assert_eq!(names(&by(PrFilter::package("r", "a"))), ["r.a.1", "r.a.2"]);
+        assert_eq!(names(&by(PrFilter::owned_by("u1"))), ["r.a.1", "r.b.1"]);
+        let in_r = PrFilter {
+            repository: Some("r".into()),
+            ..PrFilter::default()
+        };
+        assert_eq!(names(&by(in_r.clone())), ["r.a.1", "r.a.2", "r.b.1"]);
+        assert_eq!(by(PrFilter::default()).len(), 4);
+        assert!(api
+            .matching("other", &PrFilter::default())
+            .unwrap()
+            .is_empty());
+        // An owner reference moves: the owner index follows.
+        api.merge_patch(
+            "default",
+            "r.a.1",
+            &json!({"metadata": {"ownerReferences": [{"uid": "u2"}]}}),
+        )
+        .unwrap();
+        assert_eq!(names(&by(PrFilter::owned_by("u1"))), ["r.b.1"]);
+        assert_eq!(names(&by(PrFilter::owned_by("u2"))), ["r.a.1", "s.a.1"]);
+        // A deleted object leaves every index.
+        api.delete("default", "r.a.1").unwrap();
+        assert_eq!(names(&by(PrFilter::package("r", "a"))), ["r.a.2"]);
+        assert_eq!(names(&by(PrFilter::owned_by("u2"))), ["s.a.1"]);
+        assert_eq!(
+            names(&PrApi::list(&api, "default", "r", "b").unwrap()),
+            ["r.b.1"]
+        );
+    }
+
+    #[test]
+    fn changes_survive_a_process_that_never_compacted() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let api = LocalApi::load(dir.path(), &[], "t").unwrap();
+            api.create(&named("r.a.1", "r", "a", None)).unwrap();
+            api.compact().unwrap();
+            api.create(&named("r.a.2", "r", "a", None)).unwrap();
+            api.set_spec(
+                "default",
+                "r.a.1",
+                &json!({"lifecycle": "Proposed", "repository": "r", "packageName": "a"}),
+            )
+            .unwrap();
+            // Killed here: no compaction.
+        }
+        let journal = dir.path().join("packagerevisions").join(JOURNAL);
+        assert!(journal.exists());
+        let api = LocalApi::load(dir.path(), &[], "t").unwrap();
+        assert_eq!(names(&api.all()), ["r.a.1", "r.a.2"]);
+        assert_eq!(
+            api.get("default", "r.a.1").unwrap()["spec"]["lifecycle"],
+            "Proposed"
+        );
+        api.compact().unwrap();
+        assert!(!journal.exists());
+        let again = LocalApi::load(dir.path(), &[], "t").unwrap();
+        assert_eq!(again.all(), api.all());
+    }
+
+    #[test]
+    fn a_journal_line_cut_short_is_dropped_and_cut_off_before_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let api = LocalApi::load(dir.path(), &[], "t").unwrap();
+            api.create(&named("r.a.1", "r", "a", None)).unwrap();
+        }
+        let journal = dir.path().join("packagerevisions").join(JOURNAL);
+        let whole = std::fs::read(&journal).unwrap();
+        // A second change, killed half-way through its line.
+        let mut cut = whole.clone();
+        cut.extend_from_slice(br#"{"put":{"object":{"metadata":{"name":"r.a.2""#);
+        std::fs::write(&journal, &cut).unwrap();
+        let api = LocalApi::load(dir.path(), &[], "t").unwrap();
+        assert_eq!(names(&api.all()), ["r.a.1"]);
+        api.create(&named("r.b.1", "r", "b", None)).unwrap();
+        let after = std::fs::read_to_string(&journal).unwrap();
+        assert!(after.starts_with(std::str::from_utf8(&whole).unwrap()));
+        assert_eq!(after.lines().count(), 2, "{after}");
+        assert_eq!(
+            names(&LocalApi::load(dir.path(), &[], "t").unwrap().all()),
+            ["r.a.1", "r.b.1"]
+        );
+        // A damaged line in the middle is an error naming the file and line.
+        std::fs::write(&journal, format!("not json\n{after}")).unwrap();
+        let Err(e) = LocalApi::load(dir.path(), &[], "t") else {
+            panic!("a damaged journal loads");
+        };
+        assert!(e.to_string().contains("journal.jsonl, line 1"), "{e}");
+    }
+
+    #[test]
+    fn objects_kept_one_file_each_are_read_and_moved_into_the_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let legacy = dir.path().join("packagerevisions/default");
+        std::fs::create_dir_all(&legacy).unwrap();
+        let stored = json!({"object": named("r.a.1", "r", "a", Some("u1")),
+            "managedFields": {"m": ["status.revision"]}});
+        std::fs::write(legacy.join("r.a.1.json"), stored.to_string()).unwrap();
+        let api = LocalApi::load(dir.path(), &[], "t").unwrap();
+        assert_eq!(
+            names(&api.matching("default", &PrFilter::owned_by("u1")).unwrap()),
+            ["r.a.1"]
+        );
+        api.compact().unwrap();
+        assert!(!legacy.exists(), "the per-object files are gone");
+        let again = LocalApi::load(dir.path(), &[], "t").unwrap();
+        assert_eq!(again.all(), api.all());
+        // The manager's fields came along.
+        again
+            .apply_status(
+                "m",
+                &json!({"metadata": {"name": "r.a.1", "namespace": "default"}, "status": {}}),
+            )
+            .unwrap();
     }
 }

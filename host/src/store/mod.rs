@@ -150,6 +150,24 @@ impl PrFilter {
         }
     }
 
+    /// Whether a v1alpha2 PackageRevision object, as JSON, passes the
+    /// filter: it is read from the fields its revision view
+    /// ([`pv_core::variant::v1alpha2::revision_view`]) takes them from, so
+    /// an object is tested without being converted.
+    pub fn matches_v1alpha2(&self, object: &serde_json::Value) -> bool {
+        let is = |v: &serde_json::Value, want: &Option<String>| {
+            want.as_deref().is_none_or(|w| v.as_str() == Some(w))
+        };
+        is(&object["spec"]["repository"], &self.repository)
+            && is(&object["spec"]["packageName"], &self.package)
+            && self.owner_uid.as_deref().is_none_or(|uid| {
+                !uid.is_empty()
+                    && object["metadata"]["ownerReferences"]
+                        .as_array()
+                        .is_some_and(|refs| refs.iter().any(|r| r["uid"].as_str() == Some(uid)))
+            })
+    }
+
     /// Whether `pr` passes the filter.
     pub fn matches(&self, pr: &PackageRevision) -> bool {
         self.repository

@@ -53,8 +53,9 @@ pub enum PorchApi {
 
 /// The v1alpha2 PackageRevision objects, as the API server serves them.
 pub trait PrObjects: Send + Sync {
-    /// The objects of `namespace`.
-    fn list(&self, namespace: &str) -> CallResult<Vec<Value>>;
+    /// The objects of `namespace` that pass `filter`
+    /// ([`PrFilter::matches_v1alpha2`]), from an index where there is one.
+    fn list(&self, namespace: &str, filter: &PrFilter) -> CallResult<Vec<Value>>;
     /// One object.
     fn get(&self, namespace: &str, name: &str) -> CallResult<Value>;
     /// Creates an object; the object as stored.
@@ -76,6 +77,20 @@ pub trait SourceController: Send + Sync {
     /// render for that push.
     fn declared(&self, namespace: &str, name: &str) -> StoreResult<()> {
         self.wake(namespace, name)
+    }
+
+    /// Takes a push of `files` (made from content version `read`) to the
+    /// draft `namespace/name`, whose render was just requested: holds
+    /// them for the render, reconciles, and writes what the render left
+    /// unwritten. `false`: not taken (the caller writes the files).
+    fn push(
+        &self,
+        _namespace: &str,
+        _name: &str,
+        _files: &Files,
+        _read: &str,
+    ) -> StoreResult<bool> {
+        Ok(false)
     }
 }
 
@@ -247,7 +262,7 @@ impl PackageRevisionStore for V2Revisions<'_> {
         let mut repositories = std::collections::BTreeSet::new();
         for v in self
             .objects
-            .list(namespace)
+            .list(namespace, filter)
             .map_err(store_error(namespace, "*"))?
         {
             let bytes = serde_json::to_vec(&v).map_err(|e| StoreError::Data {
@@ -277,7 +292,7 @@ impl PackageRevisionStore for V2Revisions<'_> {
         let mut out = Vec::new();
         for v in self
             .objects
-            .list(namespace)
+            .list(namespace, filter)
             .map_err(store_error(namespace, "*"))?
         {
             let obj = typed(v)?;
@@ -310,6 +325,20 @@ impl PackageRevisionStore for V2Revisions<'_> {
         read: &str,
     ) -> StoreResult<PackageRevision> {
         let obj = self.object(namespace, name)?;
+        if let Some(c) = self.controller {
+            // The controller is in this process: the push waits for the
+            // render it asks for, and both are one write (which fails, as
+            // the push would have, if the draft moved on since `read`).
+            self.patch(
+                namespace,
+                name,
+                &json!({"metadata": {"annotations": {RENDER_REQUEST_ANNOTATION: format!("{}-pushed", obj.metadata.resource_version)}}}),
+            )?;
+            self.record_metadata(&obj)?;
+            if c.push(namespace, name, files, read)? {
+                return self.get(namespace, name);
+            }
+        }
         let written = self
             .content
             .update_resources(namespace, name, files, read)?;
