@@ -213,10 +213,16 @@ pub fn init_bare(path: &Path, branch: &str) -> StoreResult<()> {
 }
 
 fn build_bare(at: &Path, branch: &str) -> StoreResult<()> {
-    let repo =
-        Repository::init_bare(at).map_err(StoreError::git(format!("init {}", at.display())))?;
-    repo.set_head(&format!("refs/heads/{branch}"))
-        .map_err(StoreError::git("setting HEAD"))?;
+    // libgit2's own minimal template, not the system's (git's sample
+    // hooks): a fleet of repositories is created in one run, and each
+    // file is an inode to allocate.
+    let mut options = git2::RepositoryInitOptions::new();
+    options
+        .bare(true)
+        .external_template(false)
+        .initial_head(branch);
+    let repo = Repository::init_opts(at, &options)
+        .map_err(StoreError::git(format!("init {}", at.display())))?;
     ensure_branch(
         &repo,
         branch,
