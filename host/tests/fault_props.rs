@@ -1618,7 +1618,10 @@ fn a_stale_list_during_deletion_keeps_the_finalizer_until_cleanup() {
 }
 
 /// A case the property test found: a variant deleted and re-created while
-/// one process keeps its stale cache across the events.
+/// one process keeps its stale cache across the events. The seed places
+/// the faults on particular reads of the pass, so a change to the reads a
+/// pass makes moves them: the test below then says the hazard is no
+/// longer reached, and a seed that reaches it again is to be found.
 fn stale_cache_across_a_recreated_variant(fault: ReadFault) -> Result<(), String> {
     let variant = |injector, adopt, manual| VariantSpec {
         repo: 0,
@@ -1640,7 +1643,7 @@ fn stale_cache_across_a_recreated_variant(fault: ReadFault) -> Result<(), String
         max_passes: 1,
         schedule: FaultSchedule {
             seeded: Some(SeededFaults {
-                seed: 13_060_686_717_715_587_042,
+                seed: 8_865_281_517_519_135_030,
                 write_per_mille: 0,
                 read_per_mille: 674,
                 write_faults: vec![],

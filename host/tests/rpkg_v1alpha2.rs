@@ -406,8 +406,8 @@ fn packagerevisions_declared_in_the_directory_are_reconciled_by_local() {
     assert!(d
         .refs("blueprints")
         .contains(&"refs/heads/drafts/site/v1".to_string()));
-    // The objects' table, compacted at the end of the run: one file, no
-    // journal left.
+    // The objects' table, compacted at the end of the run: one file (and
+    // the repositories' fingerprints as discovered), no journal left.
     let table = d.root.join(".porch-variants/packagerevisions");
     let files = || {
         let mut names: Vec<String> = std::fs::read_dir(&table)
@@ -417,9 +417,10 @@ fn packagerevisions_declared_in_the_directory_are_reconciled_by_local() {
         names.sort();
         names
     };
-    assert_eq!(files(), ["objects.jsonl"]);
+    assert_eq!(files(), ["discovered.json", "objects.jsonl"]);
     let state = table.join("objects.jsonl");
     let before = read(&state);
+    let discovered = read(&table.join("discovered.json"));
     assert!(
         before.contains("\"name\":\"blueprints.site.v1\""),
         "{before}"
@@ -428,7 +429,8 @@ fn packagerevisions_declared_in_the_directory_are_reconciled_by_local() {
     let out = d.ok(&["local", "."]);
     assert!(!out.contains("PackageRevision default/"), "{out}");
     assert_eq!(read(&state), before);
-    assert_eq!(files(), ["objects.jsonl"]);
+    assert_eq!(read(&table.join("discovered.json")), discovered);
+    assert_eq!(files(), ["discovered.json", "objects.jsonl"]);
 
     // The file's lifecycle moves the revision.
     std::fs::write(
@@ -498,4 +500,36 @@ fn a_declared_revision_with_two_sources_gets_a_condition_naming_the_field() {
         "spec.source: exactly one of init, cloneFrom, copyFrom, or upgrade must be set, not init and copyFrom"
     );
     assert!(!d.refs("blueprints").iter().any(|r| r.contains("site")));
+}
+
+/// Store reads of a `local` run, from its JSON summary.
+fn store_reads(d: &Dir) -> u64 {
+    let out = d.ok(&["local", ".", "--output", "json"]);
+    let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
+    summary["store_calls"]["reads"].as_u64().unwrap()
+}
+
+/// Discovery reads a repository only when its refs moved since every
+/// revision in it last had an object: a revision made in Git without one
+/// (a seed published by `--init`) gets its object, and a run after one
+/// that left nothing undiscovered lists no repository.
+#[test]
+fn discovery_reads_only_repositories_whose_refs_moved() {
+    let d = Dir::new();
+    let seed = d.root.join("packages/blueprints/site");
+    std::fs::create_dir_all(&seed).unwrap();
+    std::fs::write(
+        seed.join("Kptfile"),
+        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: site\n",
+    )
+    .unwrap();
+    std::fs::write(seed.join("cm.yaml"), CM).unwrap();
+    d.ok(&["local", "--init", "."]);
+    assert_eq!(d.object("blueprints.site.v1")["spec"]["lifecycle"], "Published");
+    let quiet = store_reads(&d);
+    // Without the recorded fingerprints every repository is listed again.
+    std::fs::remove_file(d.root.join(".porch-variants/packagerevisions/discovered.json")).unwrap();
+    let listing = store_reads(&d);
+    assert!(listing > quiet, "{listing} reads, {quiet} without listing");
+    assert_eq!(store_reads(&d), quiet);
 }

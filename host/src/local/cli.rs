@@ -117,24 +117,140 @@ pub fn now() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
 }
 
-struct Bar(Option<indicatif::ProgressBar>);
+/// What a person sees of a run while it goes: with text output, each write
+/// on stdout as it happens (in the order of the report, so `--jobs` does
+/// not change it); unless `--no-progress`, progress on stderr: a bar on a
+/// terminal, otherwise a line every [`PROGRESS_EVERY`] with the variants
+/// done, the rate and the time left.
+struct RunProgress {
+    bar: Option<indicatif::ProgressBar>,
+    lines: bool,
+    events: bool,
+    state: std::sync::Mutex<PassState>,
+}
 
-impl Progress for Bar {
+/// How often a progress line is printed when stderr is not a terminal.
+const PROGRESS_EVERY: Duration = Duration::from_secs(5);
+
+struct PassState {
+    pass: usize,
+    total: usize,
+    done: usize,
+    started: Instant,
+    last_line: Instant,
+}
+
+impl RunProgress {
+    fn new(args: &LocalArgs) -> Self {
+        use std::io::IsTerminal;
+        let shown = !args.no_progress;
+        let terminal = std::io::stderr().is_terminal();
+        let bar = (shown && terminal).then(|| {
+            let b = indicatif::ProgressBar::with_draw_target(
+                Some(0),
+                indicatif::ProgressDrawTarget::stderr(),
+            );
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{msg} [{bar:40}] {pos}/{len} {elapsed} (eta {eta})",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            b.enable_steady_tick(Duration::from_millis(200));
+            b
+        });
+        RunProgress {
+            bar,
+            lines: shown && !terminal,
+            events: args.output == Output::Text,
+            state: std::sync::Mutex::new(PassState {
+                pass: 0,
+                total: 0,
+                done: 0,
+                started: Instant::now(),
+                last_line: Instant::now(),
+            }),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, PassState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// One line of a write: `OBJECT: ACTION[: DETAIL]`.
+fn event_line(e: &crate::reconcile::Event) -> String {
+    if e.detail.is_empty() {
+        format!("{}: {}", e.object, e.action)
+    } else {
+        format!("{}: {}: {}", e.object, e.action, e.detail)
+    }
+}
+
+impl Progress for RunProgress {
     fn start_pass(&self, pass: usize, total: usize) {
-        if let Some(b) = &self.0 {
+        let mut st = self.state();
+        *st = PassState {
+            pass,
+            total,
+            done: 0,
+            started: Instant::now(),
+            last_line: Instant::now(),
+        };
+        if let Some(b) = &self.bar {
             b.set_length(total as u64);
             b.set_position(0);
             b.set_message(format!("pass {pass}"));
         }
     }
-    fn tick(&self) {
-        if let Some(b) = &self.0 {
-            b.inc(1);
+    fn grow(&self, more: usize) {
+        self.state().total += more;
+        if let Some(b) = &self.bar {
+            b.inc_length(more as u64);
         }
     }
+    fn tick(&self) {
+        if let Some(b) = &self.bar {
+            b.inc(1);
+        }
+        let mut st = self.state();
+        st.done += 1;
+        if self.lines && st.last_line.elapsed() >= PROGRESS_EVERY {
+            st.last_line = Instant::now();
+            let rate = st.done as f64 / st.started.elapsed().as_secs_f64().max(1e-3);
+            let left = st.total.saturating_sub(st.done) as f64 / rate.max(1e-3);
+            eprintln!(
+                "pass {}: {}/{} done, {rate:.0}/s, about {left:.0}s left",
+                st.pass, st.done, st.total
+            );
+        }
+    }
+    fn event(&self, event: &crate::reconcile::Event) {
+        self.line(&event_line(event));
+    }
     fn finish(&self) {
-        if let Some(b) = &self.0 {
+        if let Some(b) = &self.bar {
             b.finish_and_clear();
+        }
+    }
+}
+
+impl RunProgress {
+    /// Prints `line` on stdout now (text output only).
+    fn line(&self, line: &str) {
+        if !self.events {
+            return;
+        }
+        let print = || {
+            use std::io::Write;
+            // A closed stdout (`| head`) ends the output, not the run.
+            let _ = writeln!(std::io::stdout().lock(), "{line}");
+        };
+        match &self.bar {
+            Some(b) => b.suspend(print),
+            None => print(),
         }
     }
 }
@@ -436,19 +552,10 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
         renderer: Some(&renderer),
         jobs: args.jobs(),
     };
-    let show_bar = !args.no_progress && args.output == Output::Text;
-    let bar = Bar(show_bar.then(|| {
-        let b = indicatif::ProgressBar::with_draw_target(
-            Some(0),
-            indicatif::ProgressDrawTarget::stderr(),
-        );
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} {elapsed}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b.enable_steady_tick(Duration::from_millis(200));
-        b
-    }));
+    let bar = RunProgress::new(args);
+    for seed in &seeded {
+        bar.line(&format!("seeded {seed}"));
+    }
     let started = Instant::now();
     let declared: Vec<serde_json::Value> = dir_objects
         .objects
@@ -496,6 +603,7 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
         // variant's mutations changed nothing) are rendered now.
         session.retry_unready()?;
         let lines = super::rpkg::reconcile_declared(&session, &declared)?;
+        session.keep_discovered()?;
         session.compact()?;
         (report, lines)
     } else {
@@ -535,18 +643,10 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
     ))
 }
 
-/// Prints a summary as text.
+/// Prints a summary as text (the seeded packages and the writes were
+/// printed as they happened).
 pub fn print_text(s: &LocalSummary) {
-    for seed in &s.seeded {
-        println!("seeded {seed}");
-    }
-    for e in &s.report.events {
-        if e.detail.is_empty() {
-            println!("{}: {}", e.object, e.action);
-        } else {
-            println!("{}: {}: {}", e.object, e.action, e.detail);
-        }
-    }
+    // The writes were printed as they happened.
     for e in &s.report.errors {
         println!("{}: error: {}", e.object, e.detail);
     }

@@ -48,6 +48,8 @@ pub struct Session<'a> {
     no_slots: RenderSlots,
     /// The variants' pushes, waiting for their render.
     staged: StagedPushes,
+    /// The repositories discovered (or found unchanged) by this process.
+    discovered: std::sync::Mutex<std::collections::BTreeSet<(String, String)>>,
     now: String,
 }
 
@@ -78,6 +80,7 @@ impl<'a> Session<'a> {
             slots: RenderSlots::new(0),
             no_slots: RenderSlots::none(),
             staged: StagedPushes::default(),
+            discovered: Default::default(),
             now,
         })
     }
@@ -151,13 +154,8 @@ impl<'a> Session<'a> {
     /// reconciled.
     pub fn retry_unready(&self) -> Result<Vec<String>, LocalError> {
         let mut done = Vec::new();
-        for obj in self.api.all() {
-            if !needs_reconcile(&obj) {
-                continue;
-            }
-            let ns = obj["metadata"]["namespace"].as_str().unwrap_or("default");
-            let name = obj["metadata"]["name"].as_str().unwrap_or_default();
-            self.settle(ns, name)?;
+        for (ns, name) in self.api.keys_where(needs_reconcile) {
+            self.settle(&ns, &name)?;
             done.push(format!("{ns}/{name}"));
         }
         Ok(done)
@@ -165,25 +163,69 @@ impl<'a> Session<'a> {
 
     /// Objects for the revisions found in Git that have none (the
     /// Repository controller's discovery, §10.5): spec from Git, no
-    /// source, and the revision's status seeded.
+    /// source, and the revision's status seeded. A repository whose refs
+    /// are as they were when every revision in it last had an object
+    /// ([`LocalApi::discovered`]) is not read.
     pub fn discover(&self, namespace: &str) -> Result<Vec<String>, LocalError> {
         let mut made = Vec::new();
-        for pr in self.store.list(namespace, &PrFilter::default())? {
-            if self.api.get(namespace, &pr.metadata.name).is_ok() {
+        for repository in self.api.repository_names(namespace) {
+            let filter = PrFilter {
+                repository: Some(repository.clone()),
+                ..PrFilter::default()
+            };
+            let fingerprint = self.store.fingerprint(namespace, &filter)?;
+            if fingerprint.is_some() && fingerprint == self.api.discovered(namespace, &repository) {
+                self.note_discovered(namespace, &repository);
                 continue;
             }
-            self.api.create(&discovered(&pr)).map_err(call_err)?;
-            let status = json!({
-                "apiVersion": "porch.kpt.dev/v1alpha2", "kind": "PackageRevision",
-                "metadata": {"name": pr.metadata.name, "namespace": namespace},
-                "status": seeded_status(&pr),
-            });
-            self.api
-                .apply_status(DISCOVERY_MANAGER, &status)
-                .map_err(call_err)?;
-            made.push(pr.metadata.name);
+            for pr in self.store.list(namespace, &filter)? {
+                if self.api.get(namespace, &pr.metadata.name).is_ok() {
+                    continue;
+                }
+                self.api.create(&discovered(&pr)).map_err(call_err)?;
+                let status = json!({
+                    "apiVersion": "porch.kpt.dev/v1alpha2", "kind": "PackageRevision",
+                    "metadata": {"name": pr.metadata.name, "namespace": namespace},
+                    "status": seeded_status(&pr),
+                });
+                self.api
+                    .apply_status(DISCOVERY_MANAGER, &status)
+                    .map_err(call_err)?;
+                made.push(pr.metadata.name);
+            }
+            if let Some(f) = fingerprint {
+                self.api.set_discovered(namespace, &repository, &f);
+            }
+            self.note_discovered(namespace, &repository);
         }
         Ok(made)
+    }
+
+    fn note_discovered(&self, namespace: &str, repository: &str) {
+        if let Ok(mut d) = self.discovered.lock() {
+            d.insert((namespace.to_string(), repository.to_string()));
+        }
+    }
+
+    /// At the end of a run in which every write to Git went through the
+    /// objects (local mode on v1alpha2): the repositories discovered in
+    /// it still have an object for every revision, at their new refs.
+    pub fn keep_discovered(&self) -> Result<(), LocalError> {
+        let repositories = self
+            .discovered
+            .lock()
+            .map(|d| d.clone())
+            .unwrap_or_default();
+        for (namespace, repository) in repositories {
+            let filter = PrFilter {
+                repository: Some(repository.clone()),
+                ..PrFilter::default()
+            };
+            if let Some(f) = self.store.fingerprint(&namespace, &filter)? {
+                self.api.set_discovered(&namespace, &repository, &f);
+            }
+        }
+        Ok(())
     }
 
     /// The object named `name`, typed.
@@ -457,35 +499,16 @@ pub fn reconcile_declared(s: &Session<'_>, declared: &[Value]) -> Result<Vec<PrL
             .merge_patch(ns, name, &json!({ "metadata": meta }))
             .map_err(call_err)?;
     }
-    for obj in s.api.all() {
-        let ns = obj["metadata"]["namespace"]
-            .as_str()
-            .unwrap_or("default")
-            .to_string();
-        let name = obj["metadata"]["name"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        let was_declared = obj["metadata"]["annotations"][DECLARED_ANNOTATION] == "true";
-        if was_declared
-            && !seen.contains(&(ns.clone(), name.clone()))
+    let undeclared = s.api.keys_where(|obj| {
+        obj["metadata"]["annotations"][DECLARED_ANNOTATION] == "true"
             && obj["metadata"]["deletionTimestamp"].is_null()
-        {
+    });
+    for (ns, name) in undeclared {
+        if !seen.contains(&(ns.clone(), name.clone())) {
             s.api.delete(&ns, &name).map_err(call_err)?;
         }
     }
-    for obj in s.api.all() {
-        if !needs_reconcile(&obj) {
-            continue;
-        }
-        let ns = obj["metadata"]["namespace"]
-            .as_str()
-            .unwrap_or("default")
-            .to_string();
-        let name = obj["metadata"]["name"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
+    for (ns, name) in s.api.keys_where(needs_reconcile) {
         let outcome = s.settle(&ns, &name)?;
         let (detail, ok) = match (&outcome.error, s.object(&ns, &name)) {
             (Some(e), _) => (format!("error: {e}"), false),

@@ -15,7 +15,10 @@
 //! * `journal.jsonl` — every change since, one line each (the object as
 //!   written, or its deletion), appended as it is made, so a process
 //!   killed at any instant leaves each change it answered on disk. A last
-//!   line cut short by the kill is dropped when the table is read.
+//!   line cut short by the kill is dropped when the table is read;
+//! * `discovered.json` — each repository's refs fingerprint as of the last
+//!   discovery that left every revision in it with an object
+//!   ([`LocalApi::discovered`]), written with `objects.jsonl`.
 //!
 //! Objects kept one file each (`<namespace>/<name>.json`, as earlier
 //! versions wrote them) are read when there is no `objects.jsonl`, and
@@ -36,6 +39,8 @@ use crate::store::PrFilter;
 const SNAPSHOT: &str = "objects.jsonl";
 /// The changes since.
 const JOURNAL: &str = "journal.jsonl";
+/// The repositories' fingerprints as of their last discovery.
+const DISCOVERED: &str = "discovered.json";
 
 /// A stored object and who owns which of its fields.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -75,6 +80,9 @@ struct Table {
     journal_len: u64,
     /// Whether anything was written since the table was read.
     dirty: bool,
+    /// `namespace/repository` → its fingerprint when every revision in it
+    /// had an object.
+    discovered: BTreeMap<String, String>,
 }
 
 fn index_keys(stored: &Stored) -> ((String, String), Vec<String>) {
@@ -363,6 +371,13 @@ impl LocalApi {
             }
             Err(e) => return Err(failed(&snapshot.display().to_string(), e)),
         }
+        let discovered = root.join(DISCOVERED);
+        match std::fs::read(&discovered) {
+            // Only a hint: one that does not read means discovering again.
+            Ok(bytes) => table.discovered = serde_json::from_slice(&bytes).unwrap_or_default(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(failed(&discovered.display().to_string(), e)),
+        }
         let journal = root.join(JOURNAL);
         match std::fs::read_to_string(&journal) {
             Ok(text) => {
@@ -443,6 +458,10 @@ impl LocalApi {
             bytes.push(b'\n');
         }
         crate::store::replace_file(&self.root.join(SNAPSHOT), &bytes)
+            .map_err(|e| CallError::Failed(e.to_string()))?;
+        let discovered =
+            serde_json::to_vec(&table.discovered).map_err(|e| failed("encoding", e))?;
+        crate::store::replace_file(&self.root.join(DISCOVERED), &discovered)
             .map_err(|e| CallError::Failed(e.to_string()))?;
         // The new table supersedes the per-object files, then the
         // journal.
@@ -570,6 +589,54 @@ impl LocalApi {
             .lock()
             .map(|t| t.objects.values().map(|s| s.object.clone()).collect())
             .unwrap_or_default()
+    }
+
+    /// The keys (namespace, name) of the objects for which `f` holds, in
+    /// order, without copying the objects.
+    pub fn keys_where(&self, f: impl Fn(&Value) -> bool) -> Vec<(String, String)> {
+        self.table
+            .lock()
+            .map(|t| {
+                t.objects
+                    .iter()
+                    .filter(|(_, s)| f(&s.object))
+                    .map(|(k, _)| k.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The repository `namespace/repository`'s fingerprint as of its last
+    /// discovery that left every revision in it with an object.
+    pub fn discovered(&self, namespace: &str, repository: &str) -> Option<String> {
+        self.table
+            .lock()
+            .ok()?
+            .discovered
+            .get(&format!("{namespace}/{repository}"))
+            .cloned()
+    }
+
+    /// Records that every revision of `namespace/repository` has an object
+    /// while its fingerprint is `fingerprint` (kept with the table at the
+    /// next [`LocalApi::compact`]).
+    pub fn set_discovered(&self, namespace: &str, repository: &str, fingerprint: &str) {
+        if let Ok(mut t) = self.table.lock() {
+            let key = format!("{namespace}/{repository}");
+            if t.discovered.get(&key).map(String::as_str) != Some(fingerprint) {
+                t.discovered.insert(key, fingerprint.to_string());
+                t.dirty = true;
+            }
+        }
+    }
+
+    /// The Repositories of `namespace`, by name.
+    pub fn repository_names(&self, namespace: &str) -> Vec<String> {
+        self.repositories
+            .keys()
+            .filter(|(ns, _)| ns == namespace)
+            .map(|(_, name)| name.clone())
+            .collect()
     }
 
     /// The objects of `namespace` that pass `filter`, in name order, read

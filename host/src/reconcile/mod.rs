@@ -21,6 +21,8 @@ pub mod source;
 
 pub use quiet::QuietDigests;
 
+use std::collections::BTreeMap;
+
 use pv_core::api::PackageVariant;
 use pv_core::variantset::types::KIND as PVS_KIND;
 use serde::Serialize;
@@ -141,8 +143,14 @@ pub struct RunReport {
 pub trait Progress: Sync {
     /// A pass starts over `total` objects.
     fn start_pass(&self, pass: usize, total: usize);
+    /// The pass has `more` objects than it started with (the variants its
+    /// sets generated).
+    fn grow(&self, _more: usize) {}
     /// One object done.
     fn tick(&self);
+    /// A write, as soon as every write the report lists before it was
+    /// given (so in the report's order, whatever the number of workers).
+    fn event(&self, _event: &Event) {}
     /// The run is over.
     fn finish(&self);
 }
@@ -228,6 +236,25 @@ fn reconcile_variants(
     let workers = ctx.jobs.clamp(1, groups.len().max(1));
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
+    // Each variant's events go to `progress` once every variant before it
+    // in `pvs` is done: (the next variant to release, those done early).
+    let released = std::sync::Mutex::new((0usize, BTreeMap::<usize, Vec<Event>>::new()));
+    let release = |i: usize, events: &[Event]| {
+        let mut r = released
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        r.1.insert(i, events.to_vec());
+        loop {
+            let next = r.0;
+            let Some(events) = r.1.remove(&next) else {
+                break;
+            };
+            for e in &events {
+                progress.event(e);
+            }
+            r.0 += 1;
+        }
+    };
     let work = || {
         let mut memo = quiet::PassMemo::default();
         let mut done = Vec::new();
@@ -240,6 +267,7 @@ fn reconcile_variants(
                     return done;
                 }
                 let outcome = variant_turn(ctx, &pvs[i], quiet, &mut memo);
+                release(i, &outcome.events);
                 let fatal = outcome.result.as_ref().is_err_and(|e| e.is_fatal());
                 done.push((i, outcome));
                 progress.tick();
@@ -344,15 +372,18 @@ pub fn run_to_fixed_point_quiet(
         let mut succeeded = Vec::new();
         let mut skipped = 0;
         collect_orphans(ctx, &mut events)?;
+        events.iter().for_each(|e| progress.event(e));
         let sets = ctx.objects.list_package_variant_sets(None)?;
-        let pvs_before = ctx.objects.list_package_variants(None)?.len();
-        progress.start_pass(pass, sets.len() + pvs_before);
+        progress.start_pass(pass, sets.len());
         for set in &sets {
             let subject = format!(
                 "PackageVariantSet {}/{}",
                 set.metadata.namespace, set.metadata.name
             );
-            match package_variant_set::reconcile(ctx, set, &mut events) {
+            let before = events.len();
+            let result = package_variant_set::reconcile(ctx, set, &mut events);
+            events[before..].iter().for_each(|e| progress.event(e));
+            match result {
                 Ok(()) => {}
                 Err(e) if e.is_fatal() => return Err(e),
                 Err(e) => errors.push(Event::new(subject, "error", e.to_string())),
@@ -360,6 +391,7 @@ pub fn run_to_fixed_point_quiet(
             progress.tick();
         }
         let pvs = ctx.objects.list_package_variants(None)?;
+        progress.grow(pvs.len());
         let outcomes = reconcile_variants(ctx, &pvs, quiet.as_deref(), progress)?;
         for (pv, outcome) in pvs.iter().zip(outcomes) {
             events.extend(outcome.events);
