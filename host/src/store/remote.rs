@@ -521,7 +521,7 @@ struct RemoteRepo {
 /// documentation).
 pub struct RemoteRevisions {
     local: GitRevisions,
-    local_keys: Vec<(String, String)>,
+    local_keys: std::collections::BTreeSet<(String, String)>,
     remotes: BTreeMap<(String, String), RemoteRepo>,
     options: RemoteOptions,
     counters: Counters,
@@ -979,18 +979,18 @@ impl RemoteRevisions {
     /// The repositories that may hold revision `name` of `ns` (those whose
     /// name is a prefix of it), remote ones first.
     fn targets(&self, ns: &str, name: &str) -> Vec<Option<&RemoteRepo>> {
-        let holds = |repo: &str| name.len() > repo.len() && name.starts_with(&format!("{repo}."));
-        let mut out: Vec<Option<&RemoteRepo>> = self
-            .remotes
-            .iter()
-            .filter(|((rns, rname), _)| rns == ns && holds(rname))
-            .map(|(_, r)| Some(r))
+        // Each prefix of the name up to a dot is looked up as a
+        // repository name, so the cost does not grow with the fleet.
+        let prefixes: Vec<(String, String)> = name
+            .char_indices()
+            .filter(|&(_, c)| c == '.')
+            .map(|(i, _)| (ns.to_string(), name[..i].to_string()))
             .collect();
-        if self
-            .local_keys
+        let mut out: Vec<Option<&RemoteRepo>> = prefixes
             .iter()
-            .any(|(rns, rname)| rns == ns && holds(rname))
-        {
+            .filter_map(|k| self.remotes.get(k).map(Some))
+            .collect();
+        if prefixes.iter().any(|k| self.local_keys.contains(k)) {
             out.push(None);
         }
         out
