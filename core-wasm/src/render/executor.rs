@@ -558,33 +558,49 @@ impl Walk<'_> {
                 .iter()
                 .flat_map(|d| resources.get(d).cloned().unwrap_or_default())
                 .collect();
-            let output = match self.run_pipeline(dir, info, input) {
-                Ok(o) => o,
-                Err(mut e) => {
-                    resources.insert(dir.clone(), std::mem::take(&mut e.partial));
-                    e.partial = concat(&resources);
-                    return Err(e);
-                }
+            let result = self.run_pipeline(dir, info, input);
+            let (output, failed) = match result {
+                Ok(o) => (o, None),
+                // The family's resources as the steps before the failure
+                // left them: put back in their packages like an output, so
+                // each is saved once.
+                Err(mut e) => (std::mem::take(&mut e.partial), Some(e)),
             };
-            // Redistribute by package path.
-            let paths: BTreeMap<String, String> = family
-                .iter()
-                .map(|d| (self.package_path(d), d.clone()))
-                .collect();
-            let mut groups: BTreeMap<String, Vec<Node>> = BTreeMap::new();
-            for item in output {
-                let owner = ann::get(&item, ann::PACKAGE_PATH)
-                    .and_then(|p| paths.get(p))
-                    .cloned()
-                    .unwrap_or_else(|| dir.clone());
-                groups.entry(owner).or_default().push(item);
-            }
-            resources.insert(dir.clone(), groups.remove(dir).unwrap_or_default());
-            for (d, items) in groups {
-                resources.insert(d, items);
+            self.redistribute(dir, &family, output, &mut resources);
+            if let Some(mut e) = failed {
+                e.partial = concat(&resources);
+                return Err(e);
             }
         }
         Ok(concat(&resources))
+    }
+
+    /// Puts the `output` of `dir`'s pipeline back in the packages of
+    /// `family` (`dir` and its descendants) by each item's package path
+    /// (items without one stay in `dir`); a package of the family with no
+    /// item left is emptied.
+    fn redistribute(
+        &self,
+        dir: &str,
+        family: &[String],
+        output: Vec<Node>,
+        resources: &mut BTreeMap<String, Vec<Node>>,
+    ) {
+        let paths: BTreeMap<String, String> = family
+            .iter()
+            .map(|d| (self.package_path(d), d.clone()))
+            .collect();
+        let mut groups: BTreeMap<String, Vec<Node>> = BTreeMap::new();
+        for item in output {
+            let owner = ann::get(&item, ann::PACKAGE_PATH)
+                .and_then(|p| paths.get(p))
+                .cloned()
+                .unwrap_or_else(|| dir.to_string());
+            groups.entry(owner).or_default().push(item);
+        }
+        for d in family {
+            resources.insert(d.clone(), groups.remove(d).unwrap_or_default());
+        }
     }
 
     fn prepare(&mut self, f: &Function, dir: &str) -> Result<Prepared, String> {

@@ -18,6 +18,8 @@ mod runtime;
 mod select;
 
 #[cfg(test)]
+mod bfs_tests;
+#[cfg(test)]
 mod conditions_tests;
 
 pub use executor::{
