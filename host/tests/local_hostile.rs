@@ -138,3 +138,56 @@ fn directories_ten_thousand_deep_are_refused_by_their_depth_and_nothing_is_publi
         .unwrap()
         .is_empty());
 }
+
+/// A PackageVariant named with the longest name Kubernetes allows (253
+/// characters) gets its status like any other: the run converges, the
+/// status file holds the object, and a second run writes nothing.
+#[test]
+fn a_variant_with_a_253_character_name_has_its_status() {
+    let (tmp, seed) = fleet("web");
+    std::fs::write(
+        seed.join("cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n",
+    )
+    .unwrap();
+    let root = tmp.path().join("fleet");
+    let label = "a".repeat(63);
+    let name = format!("{label}.{label}.{label}.{}", "b".repeat(61));
+    assert_eq!(name.len(), 253);
+    std::fs::write(
+        root.join("variant.yaml"),
+        format!(
+            "{REPO}---\napiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: edge\n---\napiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: {name}\nspec:\n  upstream:\n    repo: blueprints\n    package: web\n  downstream:\n    repo: edge\n    package: web\n"
+        ),
+    )
+    .unwrap();
+    std::fs::remove_file(root.join("repositories.yaml")).unwrap();
+    let run = |init: bool| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_porch-variants"));
+        cmd.arg("local").arg(&root).args(["--output", "json"]);
+        if init {
+            cmd.arg("--init");
+        }
+        let out = cmd.output().unwrap();
+        let summary: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+        assert!(out.status.success(), "{summary}");
+        summary
+    };
+    let first = run(true);
+    assert_eq!(first["errors"], serde_json::json!([]), "{first}");
+    assert_eq!(first["converged"], true);
+    let dir = root.join(".porch-variants/status/default/PackageVariant");
+    let files: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(
+        text.contains(&name) && text.contains("type: Ready"),
+        "{text}"
+    );
+    let second = run(false);
+    assert_eq!(second["events"], serde_json::json!([]), "{second}");
+}

@@ -135,8 +135,23 @@ impl LocalObjects {
     }
 }
 
+/// Longest object name kept as its state file's name: with `.yaml` and a
+/// write's `.tmp` it stays well under the 255 bytes a file name may have.
+const MAX_FILE_NAME: usize = 200;
+
+/// The state file of `ns/name`: `<name>.yaml`, or for a name longer than
+/// [`MAX_FILE_NAME`] (Kubernetes allows 253) its start and a hash of the
+/// whole (`<first 150>.<hash>.yaml`). The file holds the object, name and
+/// all, which is what is read back.
 fn state_path(state: &Path, kind: &str, ns: &str, name: &str) -> PathBuf {
-    state.join(ns).join(kind).join(format!("{name}.yaml"))
+    let file = if name.len() <= MAX_FILE_NAME {
+        format!("{name}.yaml")
+    } else {
+        let hash = crate::store::fingerprint_of([name.as_bytes()]);
+        let start: String = name.chars().take(150).collect();
+        format!("{start}.{}.yaml", &hash[..16])
+    };
+    state.join(ns).join(kind).join(file)
 }
 
 fn read_state<T: DeserializeOwned>(state: &Path, kind: &str) -> StoreResult<Vec<T>> {
