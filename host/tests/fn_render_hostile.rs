@@ -236,3 +236,144 @@ fn a_function_that_moves_resources_out_of_the_package_is_refused_and_bad_names_s
         "{text}"
     );
 }
+
+/// A package holding `link`, a symbolic link to a directory outside it,
+/// and a function that moves resources under `target` (through the link):
+/// the render fails naming a moved file and the link, nothing outside the
+/// package changes and nothing in it is written.
+#[cfg(unix)]
+fn through_a_link(mutator: &str, hostile: &str, target: &str, args: &[&str]) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("pkg");
+    package(&dir, mutator, hostile);
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(outside.join("deep")).unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("link")).unwrap();
+    let listing = |d: &Path| -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        let mut stack = vec![d.to_path_buf()];
+        while let Some(p) = stack.pop() {
+            for e in std::fs::read_dir(&p).unwrap() {
+                let e = e.unwrap();
+                let ty = e.file_type().unwrap();
+                let rel = e.path().strip_prefix(d).unwrap().display().to_string();
+                if ty.is_dir() {
+                    stack.push(e.path());
+                    out.push((rel, String::new()));
+                } else if ty.is_file() {
+                    out.push((rel, std::fs::read_to_string(e.path()).unwrap()));
+                } else {
+                    out.push((rel, "link".into()));
+                }
+            }
+        }
+        out.sort();
+        out
+    };
+    let (outside_before, package_before) = (listing(&outside), listing(&dir));
+    let r = render(&dir, args);
+    assert_ne!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!("cannot write \"{target}"))
+            && r.stderr.contains("\"link\" is a symbolic link"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(listing(&outside), outside_before, "nothing outside changed");
+    assert_eq!(listing(&dir), package_before, "nothing inside written");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_builtin_moving_resources_through_a_link_writes_nothing() {
+    for target in ["link/x.yaml", "link/deep/x.yaml"] {
+        let mover = format!(
+            "  - image: set-annotations:v0.1\n    configMap:\n      internal.config.kubernetes.io/path: {target}\n      config.kubernetes.io/path: {target}\n    selectors:\n    - kind: Deployment\n"
+        );
+        through_a_link(&mover, "none", target, &[]);
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn an_exec_function_moving_resources_through_a_link_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let script = tmp.path().join("mover.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nsed -E \"s#(config\\.kubernetes\\.io/path): '?([^']*)'?#\\1: '$1\\2'#\"\n",
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    for target in ["link/", "link/deep/"] {
+        let mover = format!("  - exec: \"{} {target}\"\n", script.display());
+        through_a_link(&mover, "none", target, &["--allow-exec"]);
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_wasm_function_moving_resources_through_a_link_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(functions) = fn_dir(tmp.path()) else {
+        return;
+    };
+    let functions = functions.display().to_string();
+    through_a_link(HOSTILE, "move", "link/deep/", &["--fn-dir", &functions]);
+}
+
+/// `fn render` killed: its exec function does not outlive it.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_exec_function_dies_with_the_render() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("pkg");
+    let marker = tmp.path().join("alive");
+    let script = tmp.path().join("slow.sh");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\necho $$ > {}\nexec sleep 60\n", marker.display()),
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    package(&dir, &format!("  - exec: {}\n", script.display()), "none");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_porch-variants"))
+        .args(["fn", "render", "--allow-exec"])
+        .arg(&dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let pid = loop {
+        if let Ok(text) = std::fs::read_to_string(&marker) {
+            if let Ok(pid) = text.trim().parse::<u32>() {
+                break pid;
+            }
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the function never started"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let proc = std::path::PathBuf::from(format!("/proc/{pid}"));
+    let gone = Instant::now();
+    while proc.exists()
+        && !std::fs::read_to_string(proc.join("stat")).is_ok_and(|s| s.contains(") Z "))
+    {
+        assert!(
+            gone.elapsed() < Duration::from_secs(10),
+            "the function {pid} outlived the killed render"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}

@@ -525,10 +525,17 @@ fn discovery_reads_only_repositories_whose_refs_moved() {
     .unwrap();
     std::fs::write(seed.join("cm.yaml"), CM).unwrap();
     d.ok(&["local", "--init", "."]);
-    assert_eq!(d.object("blueprints.site.v1")["spec"]["lifecycle"], "Published");
+    assert_eq!(
+        d.object("blueprints.site.v1")["spec"]["lifecycle"],
+        "Published"
+    );
     let quiet = store_reads(&d);
     // Without the recorded fingerprints every repository is listed again.
-    std::fs::remove_file(d.root.join(".porch-variants/packagerevisions/discovered.json")).unwrap();
+    std::fs::remove_file(
+        d.root
+            .join(".porch-variants/packagerevisions/discovered.json"),
+    )
+    .unwrap();
     let listing = store_reads(&d);
     assert!(listing > quiet, "{listing} reads, {quiet} without listing");
     assert_eq!(store_reads(&d), quiet);

@@ -1,6 +1,8 @@
 //! `exec:` functions: a local program gets the ResourceList on stdin and
 //! writes the result to stdout, as kpt runs them under `--allow-exec`,
-//! stopped after a timeout.
+//! stopped after a timeout. The program leads a process group of its own
+//! (a timeout stops the group, its children included), and on Linux it is
+//! killed when the command that started it dies, however it dies.
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -89,12 +91,20 @@ pub fn run(exec: &str, dir: &PathBuf, input: &str, timeout: Duration) -> Result<
     } else {
         PathBuf::from(program)
     };
-    let mut child = Command::new(&program_path)
-        .args(args)
+    let mut cmd = Command::new(&program_path);
+    cmd.args(args)
         .current_dir(dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stderr(Stdio::piped());
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
+    #[cfg(target_os = "linux")]
+    dies_with_parent::arrange(&mut cmd);
+    let mut child = cmd
         .spawn()
         .map_err(|e| format!("failed to run {exec:?}: {e}"))?;
     let mut stdin = child.stdin.take();
@@ -123,6 +133,11 @@ pub fn run(exec: &str, dir: &PathBuf, input: &str, timeout: Duration) -> Result<
         match child.try_wait() {
             Ok(Some(status)) => break status,
             Ok(None) if start.elapsed() >= timeout => {
+                // The whole group: what the function started goes too.
+                #[cfg(unix)]
+                if let Some(pid) = rustix::process::Pid::from_raw(child.id() as i32) {
+                    let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+                }
                 let _ = child.kill();
                 let _ = child.wait();
                 let _ = writer.join();
@@ -149,6 +164,37 @@ pub fn run(exec: &str, dir: &PathBuf, input: &str, timeout: Duration) -> Result<
         stderr: String::from_utf8_lossy(&stderr[..stderr.len().min(MAX_OUTPUT)]).into_owned(),
         exit_code: status.code().unwrap_or(1),
     })
+}
+
+/// A function started by this process gets SIGKILL when the thread that
+/// started it ends, which a `kill -9` of the command is too: no function
+/// outlives the render it ran for.
+#[cfg(target_os = "linux")]
+mod dies_with_parent {
+    #![allow(unsafe_code)]
+
+    use std::os::unix::process::CommandExt;
+
+    /// Makes `cmd`'s process ask for the parent-death signal before it
+    /// runs the program (and not run it if the parent is gone already).
+    pub fn arrange(cmd: &mut std::process::Command) {
+        let parent = rustix::process::getpid();
+        // SAFETY: the closure runs in the child between fork and exec,
+        // where only async-signal-safe calls may be made: it makes two
+        // system calls (prctl, getppid) and allocates nothing but the
+        // error of a failed one.
+        unsafe {
+            cmd.pre_exec(move || {
+                rustix::process::set_parent_process_death_signal(Some(
+                    rustix::process::Signal::KILL,
+                ))?;
+                if rustix::process::getppid() != Some(parent) {
+                    return Err(std::io::Error::other("the render that started it is gone"));
+                }
+                Ok(())
+            });
+        }
+    }
 }
 
 #[cfg(test)]

@@ -155,52 +155,14 @@ pub fn read_package(dir: &Path) -> Result<render::Files, PackageIoError> {
     Ok(files)
 }
 
-/// Writes what changed between `before` and `after` under `dir`: changed
-/// and new files (each written aside and renamed into place), removed
-/// files deleted.
+/// Writes what changed between `before` and `after` under `dir`, confined
+/// to the package and as one ([`crate::package_dir::write_changes`]).
 pub fn write_changes(
     dir: &Path,
     before: &render::Files,
     after: &render::Files,
-) -> Result<(), PackageIoError> {
-    for (path, text) in after {
-        if before.get(path) == Some(text) {
-            continue;
-        }
-        let target = dir.join(path);
-        let werr = |source| PackageIoError::Write {
-            path: target.clone(),
-            source,
-        };
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(werr)?;
-        }
-        let tmp = target.with_file_name(format!(
-            ".{}.render-tmp",
-            target
-                .file_name()
-                .map(|n| n.to_string_lossy())
-                .unwrap_or_default()
-        ));
-        std::fs::write(&tmp, text).map_err(werr)?;
-        std::fs::rename(&tmp, &target).map_err(werr)?;
-    }
-    for path in before.keys() {
-        if !after.contains_key(path) {
-            let target = dir.join(path);
-            match std::fs::remove_file(&target) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(source) => {
-                    return Err(PackageIoError::Write {
-                        path: target,
-                        source,
-                    })
-                }
-            }
-        }
-    }
-    Ok(())
+) -> Result<(), crate::package_dir::PackageDirError> {
+    crate::package_dir::write_changes(dir, before, after)
 }
 
 /// The host's runtime for functions that are not builtins.
@@ -276,6 +238,9 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
             args.pkg_path.display()
         )
     })?;
+    // What a killed write of this package left is finished or undone
+    // before the package is read.
+    crate::package_dir::recover(&dir)?;
     let before = read_package(&dir)?;
     let opts = RenderOptions {
         allow_exec: args.allow_exec,

@@ -589,7 +589,8 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
         }
         // What the controller did not finish last time (a failed source,
         // a render not done) is tried again before the variants look.
-        session.retry_unready()?;
+        let retried = session.retry_unready()?;
+        retried.iter().for_each(|e| bar.event(e));
         let v2 = Faulty::new(
             V2Revisions::new(&session.api, &revisions, Some(&session)),
             plan.clone(),
@@ -598,10 +599,14 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
             revisions: &v2,
             ..ctx
         };
-        let report = run_to_fixed_point_quiet(&ctx, args.max_passes, &bar, quiet.as_mut())?;
+        let mut report = run_to_fixed_point_quiet(&ctx, args.max_passes, &bar, quiet.as_mut())?;
         // Drafts whose render was left for a push that did not come (the
         // variant's mutations changed nothing) are rendered now.
-        session.retry_unready()?;
+        let rendered = session.retry_unready()?;
+        rendered.iter().for_each(|e| bar.event(e));
+        // Every write of the run is counted, the controller's too.
+        report.events.splice(0..0, retried);
+        report.events.extend(rendered);
         let lines = super::rpkg::reconcile_declared(&session, &declared)?;
         session.keep_discovered()?;
         session.compact()?;
@@ -782,6 +787,15 @@ pub fn run_rpkg(
             &renderer,
         )?)
     };
+    if let Some(s) = &session {
+        // What the controller did not finish (a killed command's object)
+        // is finished first, as a restarted controller does.
+        for e in s.retry_unready()? {
+            if output == Output::Text {
+                println!("{}", event_line(&e));
+            }
+        }
+    }
     let v2 = || -> Result<&super::rpkg::Session<'_>, LocalError> {
         session
             .as_ref()

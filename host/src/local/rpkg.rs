@@ -150,15 +150,34 @@ impl<'a> Session<'a> {
 
     /// Reconciles every object the controller has something to do for
     /// ([`needs_reconcile`]: a new generation, a render request, a
-    /// deletion, or not Ready yet), as a controller retries; the objects
-    /// reconciled.
-    pub fn retry_unready(&self) -> Result<Vec<String>, LocalError> {
-        let mut done = Vec::new();
+    /// deletion, or not Ready yet), as a controller retries; a write event
+    /// for each object the reconcile changed (rendered, published,
+    /// deleted, or a status that moved).
+    pub fn retry_unready(&self) -> Result<Vec<crate::reconcile::Event>, LocalError> {
+        let mut events = Vec::new();
         for (ns, name) in self.api.keys_where(needs_reconcile) {
-            self.settle(&ns, &name)?;
-            done.push(format!("{ns}/{name}"));
+            let version = |api: &LocalApi| {
+                api.get(&ns, &name)
+                    .ok()
+                    .map(|o| o["metadata"]["resourceVersion"].clone())
+            };
+            let before = version(&self.api);
+            let outcome = self.settle(&ns, &name)?;
+            if version(&self.api) == before {
+                continue;
+            }
+            let detail = match (&outcome.error, self.object(&ns, &name)) {
+                (Some(e), _) => format!("error: {e}"),
+                (None, Ok(pr)) => describe(&pr),
+                (None, Err(_)) => "deleted".to_string(),
+            };
+            events.push(crate::reconcile::Event::new(
+                format!("PackageRevision {ns}/{name}"),
+                "reconciled",
+                detail,
+            ));
         }
-        Ok(done)
+        Ok(events)
     }
 
     /// Objects for the revisions found in Git that have none (the
@@ -792,30 +811,12 @@ pub fn upgrade(s: &Session<'_>, ns: &str, a: &UpgradeArgs) -> Result<(), LocalEr
 pub fn pull(s: &Session<'_>, ns: &str, name: &str, dir: &Path) -> Result<(), LocalError> {
     let res = s.store.resources(ns, name)?;
     let files = res.spec.resources.unwrap_or_default();
-    for (path, content) in &files {
-        let rel = Path::new(path);
-        if rel.is_absolute()
-            || rel
-                .components()
-                .any(|c| !matches!(c, std::path::Component::Normal(_)))
-        {
-            return Err(LocalError::Usage(format!(
-                "{name}: file {path:?} would be written outside {}",
-                dir.display()
-            )));
-        }
-        let target = dir.join(rel);
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(crate::store::StoreError::io(format!(
-                "creating {}",
-                parent.display()
-            )))?;
-        }
-        std::fs::write(&target, content).map_err(crate::store::StoreError::io(format!(
-            "writing {}",
-            target.display()
-        )))?;
-    }
+    std::fs::create_dir_all(dir).map_err(crate::store::StoreError::io(format!(
+        "creating {}",
+        dir.display()
+    )))?;
+    crate::package_dir::write_changes(dir, &Default::default(), &files)
+        .map_err(|e| LocalError::Usage(format!("{name}: {e}")))?;
     println!("{name}: {} files written to {}", files.len(), dir.display());
     Ok(())
 }
