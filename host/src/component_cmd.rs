@@ -37,7 +37,7 @@ fn export(file: &Path) -> Result<ExitCode> {
     }
     std::fs::write(file, component::COMPONENT)
         .with_context(|| format!("writing {}", file.display()))?;
-    println!(
+    porch_variants::outln!(
         "wrote {} ({} bytes)",
         file.display(),
         component::COMPONENT.len()
@@ -49,8 +49,8 @@ fn info() -> Result<ExitCode> {
     let core = CoreComponent::new()?;
     let version = core.version()?;
     let startup = core.startup();
-    println!("version:  {version}");
-    println!(
+    porch_variants::outln!("version:  {version}");
+    porch_variants::outln!(
         "size:     {} bytes (core module before stripping: {} bytes)",
         startup.component_size,
         component::MODULE_SIZE
@@ -62,19 +62,19 @@ fn info() -> Result<ExitCode> {
         (component::CodeSource::Precompiled, false) => "machine code compiled at build time",
         (component::CodeSource::Compiled, _) => "compiled at start-up or read from the code cache",
     };
-    println!(
+    porch_variants::outln!(
         "load:     {:.1} ms ({code}, and pre-instantiated)",
         startup.load.as_secs_f64() * 1e3
     );
     let imports = core.imports();
     if imports.is_empty() {
-        println!("imports:  none");
+        porch_variants::outln!("imports:  none");
     } else {
-        println!("imports:  {}", imports.join(", "));
+        porch_variants::outln!("imports:  {}", imports.join(", "));
     }
-    println!("exports:");
+    porch_variants::outln!("exports:");
     for export in core.exports() {
-        println!(
+        porch_variants::outln!(
             "  {}({}){}",
             export.name,
             export.params.join(", "),

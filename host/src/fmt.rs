@@ -45,14 +45,14 @@ pub fn run(paths: &[PathBuf], check: bool) -> Result<ExitCode> {
         }
         changed += 1;
         if check {
-            println!("would reformat {}", file.display());
+            porch_variants::outln!("would reformat {}", file.display());
         } else {
             write_atomically(file, &formatted)?;
-            println!("reformatted {}", file.display());
+            porch_variants::outln!("reformatted {}", file.display());
         }
     }
     tracing::info!(files = files.len(), changed, failed, "fmt done");
-    println!(
+    porch_variants::outln!(
         "{} file(s) checked, {changed} {}, {failed} failed",
         files.len(),
         if check { "would change" } else { "changed" }

@@ -6,6 +6,7 @@ pub mod engine_api;
 pub mod fn_render;
 pub mod kube;
 pub mod local;
+pub mod output;
 pub mod package_dir;
 pub mod prc;
 pub mod reconcile;

@@ -57,14 +57,32 @@ enum Command {
     /// Run the PackageVariant and PackageVariantSet controllers against a
     /// Kubernetes cluster with Porch (JSON logs).
     Controller(porch_variants::kube::run::ControllerArgs),
-    /// Print the PackageVariant and PackageVariantSet CRDs (YAML).
-    Crds,
+    /// Print the CRDs (YAML): PackageVariant and PackageVariantSet, and
+    /// the v1alpha2 PackageRevision and Repository the PackageRevision
+    /// controller needs (a cluster with Porch has those two already:
+    /// `--for variants`). The same as deploy/crds.
+    Crds {
+        /// Which CRDs.
+        #[arg(long = "for", value_enum, default_value_t = CrdSet::All)]
+        set: CrdSet,
+    },
     /// KRM functions: `fn render` runs a package's pipeline, as
     /// `kpt fn render` does.
     Fn {
         #[command(subcommand)]
         command: FnCommand,
     },
+}
+
+/// Which CRDs `crds` prints.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum CrdSet {
+    /// All four.
+    All,
+    /// PackageVariant and PackageVariantSet.
+    Variants,
+    /// The v1alpha2 PackageRevision and the Repository.
+    Packagerevisions,
 }
 
 #[derive(Debug, Subcommand)]
@@ -79,7 +97,7 @@ fn local_cmd(args: &porch_variants::local::cli::LocalArgs) -> anyhow::Result<Exi
     let (summary, ok) = run_local(args)?;
     match args.output {
         Output::Text => print_text(&summary),
-        Output::Json => println!("{}", serde_json::to_string_pretty(&summary)?),
+        Output::Json => porch_variants::outln!("{}", serde_json::to_string_pretty(&summary)?),
     }
     Ok(if ok {
         ExitCode::SUCCESS
@@ -106,21 +124,35 @@ fn main() -> ExitCode {
             .with_writer(std::io::stderr)
             .init();
     } else {
+        // Colours only for a person at a terminal, and never with NO_COLOR
+        // (https://no-color.org).
+        use std::io::IsTerminal;
+        let colour = std::io::stderr().is_terminal()
+            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
         tracing_subscriber::fmt()
             .with_env_filter(filter)
             .with_writer(std::io::stderr)
+            .with_ansi(colour)
             .init();
     }
     let result = match cli.command {
         Command::Fmt { check, paths } => fmt::run(&paths, check),
         Command::Component { command } => component_cmd::run(command),
         Command::Controller(args) => controller_cmd(args),
-        Command::Crds => porch_variants::kube::crd::all_yaml()
-            .map(|y| {
-                print!("{y}");
-                ExitCode::SUCCESS
-            })
-            .map_err(anyhow::Error::from),
+        Command::Crds { set } => porch_variants::kube::crd::yaml_of(match set {
+            CrdSet::All => {
+                let mut all = porch_variants::kube::crd::all();
+                all.extend(porch_variants::kube::crd::package_revision_crds());
+                all
+            }
+            CrdSet::Variants => porch_variants::kube::crd::all(),
+            CrdSet::Packagerevisions => porch_variants::kube::crd::package_revision_crds(),
+        })
+        .map(|y| {
+            porch_variants::outln!("{}", y.trim_end_matches('\n'));
+            ExitCode::SUCCESS
+        })
+        .map_err(anyhow::Error::from),
         Command::Local(args) => local_cmd(&args),
         Command::Fn {
             command: FnCommand::Render(args),

@@ -141,3 +141,54 @@ fn crd_names_and_versions() {
         ]
     );
 }
+
+/// `porch-variants crds` prints what deploy/crds holds; `--for` picks a
+/// part.
+#[test]
+fn the_crds_command_prints_every_crd_of_deploy() {
+    let names = |args: &[&str]| -> Vec<String> {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_porch-variants"))
+            .arg("crds")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let docs = pv_core::yaml::parse_stream(&String::from_utf8(out.stdout).unwrap()).unwrap();
+        let mut names: Vec<String> = docs
+            .iter()
+            .map(|d| {
+                pv_core::yaml::to_json(d).unwrap()["metadata"]["name"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        names.sort();
+        names
+    };
+    let mut files: Vec<String> = std::fs::read_dir(deploy_dir().join("crds"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|f| f.ends_with(".yaml"))
+        .map(|f| {
+            let (group, plural) = f.trim_end_matches(".yaml").split_once('_').unwrap();
+            format!("{plural}.{group}")
+        })
+        .collect();
+    files.sort();
+    assert_eq!(names(&[]), files);
+    assert_eq!(
+        names(&["--for", "variants"]),
+        [
+            "packagevariants.config.porch.kpt.dev",
+            "packagevariantsets.config.porch.kpt.dev"
+        ]
+    );
+    assert_eq!(
+        names(&["--for", "packagerevisions"]),
+        [
+            "packagerevisions.porch.kpt.dev",
+            "repositories.config.porch.kpt.dev"
+        ]
+    );
+}

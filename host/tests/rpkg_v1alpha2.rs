@@ -540,3 +540,77 @@ fn discovery_reads_only_repositories_whose_refs_moved() {
     assert!(listing > quiet, "{listing} reads, {quiet} without listing");
     assert_eq!(store_reads(&d), quiet);
 }
+
+/// A reader that goes away (`| head`) ends the output, not the command:
+/// no panic, and the command's own exit status.
+#[test]
+fn a_closed_stdout_ends_the_output_quietly() {
+    let d = Dir::new();
+    for args in [&["rpkg", "--dir", ".", "list"][..], &["local", "."][..]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_porch-variants"))
+            .current_dir(&d.root)
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(out.status.success(), "{args:?}: {stderr}");
+    }
+}
+
+/// Log lines written to a pipe or a file carry no terminal colours.
+#[test]
+fn logs_into_a_pipe_have_no_colours() {
+    let d = Dir::new();
+    let out = Command::new(env!("CARGO_BIN_EXE_porch-variants"))
+        .current_dir(&d.root)
+        .args(["local", "."])
+        .env("RUST_LOG", "debug")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("DEBUG"),
+        "debug lines are written: {stderr}"
+    );
+    assert!(!stderr.contains('\u{1b}'), "{stderr}");
+}
+
+/// A repository that was never created is named with what creates it, and
+/// git's own words appear once.
+#[test]
+fn a_missing_repository_says_what_creates_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("repositories.yaml"), REPOS).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_porch-variants"))
+        .args(["local"])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("repository blueprints at")
+            && stderr.contains("does not exist")
+            && stderr.contains("porch-variants local --init"),
+        "{stderr}"
+    );
+    // A repository that is there but broken: git's message once.
+    std::fs::create_dir_all(tmp.path().join("repos/blueprints")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_porch-variants"))
+        .args(["local"])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    let first = stderr.lines().next().unwrap_or_default();
+    let words: Vec<&str> = first.split(": ").collect();
+    let mut unique = words.clone();
+    unique.dedup();
+    assert_eq!(words, unique, "a message repeated: {first}");
+}

@@ -243,11 +243,7 @@ impl RunProgress {
         if !self.events {
             return;
         }
-        let print = || {
-            use std::io::Write;
-            // A closed stdout (`| head`) ends the output, not the run.
-            let _ = writeln!(std::io::stdout().lock(), "{line}");
-        };
+        let print = || crate::outln!("{line}");
         match &self.bar {
             Some(b) => b.suspend(print),
             None => print(),
@@ -653,12 +649,12 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
 pub fn print_text(s: &LocalSummary) {
     // The writes were printed as they happened.
     for e in &s.report.errors {
-        println!("{}: error: {}", e.object, e.detail);
+        crate::outln!("{}: error: {}", e.object, e.detail);
     }
     for l in &s.package_revisions {
-        println!("{}: {}", l.object, l.detail);
+        crate::outln!("{}: {}", l.object, l.detail);
     }
-    println!(
+    crate::outln!(
         "{} PackageVariantSet(s), {} PackageVariant(s){}: {} write(s) in {} pass(es), {}; {} store reads, {} store writes; {:.2}s ({} core)",
         s.report.package_variant_sets,
         s.report.package_variants,
@@ -792,7 +788,7 @@ pub fn run_rpkg(
         // is finished first, as a restarted controller does.
         for e in s.retry_unready()? {
             if output == Output::Text {
-                println!("{}", event_line(&e));
+                crate::outln!("{}", event_line(&e));
             }
         }
     }
@@ -828,9 +824,9 @@ pub fn run_rpkg(
                         let (pr, outcome) = session.set_lifecycle(namespace, &name, l)?;
                         super::rpkg::check(&name, &pr, &outcome)?;
                         if pr.status.revision > 0 {
-                            println!("{name} {verb} (revision {})", pr.status.revision);
+                            crate::outln!("{name} {verb} (revision {})", pr.status.revision);
                         } else {
-                            println!("{name} {verb}");
+                            crate::outln!("{name} {verb}");
                         }
                     }
                     None => {
@@ -838,7 +834,7 @@ pub fn run_rpkg(
                         if let Some(e) = outcome.error {
                             return Err(LocalError::Usage(format!("{name}: {e}")));
                         }
-                        println!("{name} {verb}");
+                        crate::outln!("{name} {verb}");
                     }
                 }
                 continue;
@@ -847,14 +843,14 @@ pub fn run_rpkg(
                 Some(l) => {
                     let pr = git.update_lifecycle(namespace, &name, l)?;
                     if pr.spec.revision > 0 {
-                        println!("{name} {verb} (revision {})", pr.spec.revision);
+                        crate::outln!("{name} {verb} (revision {})", pr.spec.revision);
                     } else {
-                        println!("{name} {verb}");
+                        crate::outln!("{name} {verb}");
                     }
                 }
                 None => {
                     git.delete(namespace, &name)?;
-                    println!("{name} {verb}");
+                    crate::outln!("{name} {verb}");
                 }
             }
         }
@@ -870,12 +866,17 @@ pub fn run_rpkg(
             let prs = git.list(namespace, &filter)?;
             match output {
                 Output::Json => {
-                    println!("{}", serde_json::to_string_pretty(&prs).unwrap_or_default())
+                    crate::outln!("{}", serde_json::to_string_pretty(&prs).unwrap_or_default())
                 }
                 Output::Text => {
-                    println!(
+                    crate::outln!(
                         "{:<60} {:<30} {:<24} {:>8} {:<7} {:<16} REPOSITORY",
-                        "NAME", "PACKAGE", "WORKSPACE", "REVISION", "LATEST", "LIFECYCLE"
+                        "NAME",
+                        "PACKAGE",
+                        "WORKSPACE",
+                        "REVISION",
+                        "LATEST",
+                        "LIFECYCLE"
                     );
                     for p in prs {
                         let latest = p
@@ -884,7 +885,7 @@ pub fn run_rpkg(
                             .get(pv_core::api::package_revision::LATEST_REVISION_LABEL)
                             .cloned()
                             .unwrap_or_default();
-                        println!(
+                        crate::outln!(
                             "{:<60} {:<30} {:<24} {:>8} {:<7} {:<16} {}",
                             p.metadata.name,
                             p.spec.package_name,

@@ -690,7 +690,7 @@ pub struct UpgradeArgs {
 fn finish(s: &Session<'_>, pr: &PrV2, outcome: &Outcome, verb: &str) -> Result<(), LocalError> {
     check(&pr.metadata.name, pr, outcome)?;
     let _ = s;
-    println!("{} {verb}", pr.metadata.name);
+    crate::outln!("{} {verb}", pr.metadata.name);
     Ok(())
 }
 
@@ -817,7 +817,7 @@ pub fn pull(s: &Session<'_>, ns: &str, name: &str, dir: &Path) -> Result<(), Loc
     )))?;
     crate::package_dir::write_changes(dir, &Default::default(), &files)
         .map_err(|e| LocalError::Usage(format!("{name}: {e}")))?;
-    println!("{name}: {} files written to {}", files.len(), dir.display());
+    crate::outln!("{name}: {} files written to {}", files.len(), dir.display());
     Ok(())
 }
 
@@ -838,7 +838,7 @@ pub fn push(s: &Session<'_>, ns: &str, name: &str, dir: &Path) -> Result<(), Loc
     let outcome = s.request_render(ns, name)?;
     let pr = s.object(ns, name)?;
     check(name, &pr, &outcome)?;
-    println!("{name} pushed: {}", describe(&pr));
+    crate::outln!("{name} pushed: {}", describe(&pr));
     Ok(())
 }
 
@@ -858,19 +858,24 @@ pub fn get(s: &Session<'_>, ns: &str, names: &[String], json_out: bool) -> Resul
         })
         .collect();
     if json_out {
-        println!(
+        crate::outln!(
             "{}",
             serde_json::to_string_pretty(&objs).unwrap_or_default()
         );
         return Ok(());
     }
-    println!(
+    crate::outln!(
         "{:<50} {:<24} {:<16} {:>8} {:<7} {:<16} REPOSITORY",
-        "NAME", "PACKAGE", "WORKSPACENAME", "REVISION", "LATEST", "LIFECYCLE"
+        "NAME",
+        "PACKAGE",
+        "WORKSPACENAME",
+        "REVISION",
+        "LATEST",
+        "LIFECYCLE"
     );
     for o in objs {
         let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
-        println!(
+        crate::outln!(
             "{:<50} {:<24} {:<16} {:>8} {:<7} {:<16} {}",
             s(&o["metadata"]["name"]),
             s(&o["spec"]["packageName"]),

@@ -325,6 +325,13 @@ fn ensure_branch(repo: &Repository, branch: &str, who: &(String, String)) -> Sto
 
 /// Opens one repository of [`GitRevisions::open`].
 fn open_handle(cfg: GitRepoConfig, signature: &(String, String)) -> StoreResult<RepoHandle> {
+    if !cfg.path.exists() {
+        return Err(StoreError::Invalid(format!(
+            "repository {} at {} does not exist (in local mode, `porch-variants local --init` creates it)",
+            cfg.name,
+            cfg.path.display()
+        )));
+    }
     let repo = Repository::open(&cfg.path).map_err(|e| {
         if is_unfinished_repository(&cfg.path) {
             StoreError::Invalid(format!(
@@ -1483,7 +1490,7 @@ impl PackageRevisionStore for GitRevisions {
                     }
                     _ => StoreError::Git {
                         context: format!("updating {name}"),
-                        source,
+                        error: source,
                     },
                 })?;
         }
@@ -1542,7 +1549,7 @@ impl PackageRevisionStore for GitRevisions {
                 git2::ErrorCode::Exists => StoreError::Conflict(format!("{name} already exists")),
                 _ => StoreError::Git {
                     context: format!("creating {name}"),
-                    source,
+                    error: source,
                 },
             })?;
         }

@@ -62,14 +62,15 @@ pub enum StoreError {
     /// The request itself is invalid (unknown repository, bad path, ...).
     #[error("invalid request: {0}")]
     Invalid(String),
-    /// A Git operation failed.
-    #[error("git: {context}: {source}")]
+    /// A Git operation failed. libgit2's message is part of this one's (it
+    /// is not also given as the error's source, which would print it
+    /// twice in a chain).
+    #[error("git: {context}: {}", error.message())]
     Git {
         /// What was being done.
         context: String,
         /// The libgit2 error.
-        #[source]
-        source: git2::Error,
+        error: git2::Error,
     },
     /// A file operation failed.
     #[error("{context}: {source}")]
@@ -106,7 +107,7 @@ impl StoreError {
     /// A [`StoreError::Git`] with context.
     pub fn git(context: impl Into<String>) -> impl FnOnce(git2::Error) -> StoreError {
         let context = context.into();
-        move |source| StoreError::Git { context, source }
+        move |error| StoreError::Git { context, error }
     }
 
     /// A [`StoreError::Io`] with context.

@@ -713,8 +713,13 @@ pub fn to_yaml(crd: &Value) -> Result<String, pv_core::yaml::YamlError> {
 
 /// Both CRDs as one multi-document YAML stream.
 pub fn all_yaml() -> Result<String, pv_core::yaml::YamlError> {
+    yaml_of(all())
+}
+
+/// `crds` as one YAML stream.
+pub fn yaml_of(crds: Vec<(&'static str, Value)>) -> Result<String, pv_core::yaml::YamlError> {
     let mut out = String::new();
-    for (_, crd) in all() {
+    for (_, crd) in crds {
         out.push_str("---\n");
         out.push_str(&to_yaml(&crd)?);
     }
