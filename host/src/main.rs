@@ -99,11 +99,7 @@ fn local_cmd(args: &porch_variants::local::cli::LocalArgs) -> anyhow::Result<Exi
         Output::Text => print_text(&summary),
         Output::Json => porch_variants::outln!("{}", serde_json::to_string_pretty(&summary)?),
     }
-    Ok(if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    Ok(ExitCode::from(summary.exit_code(ok)))
 }
 
 fn controller_cmd(args: porch_variants::kube::run::ControllerArgs) -> anyhow::Result<ExitCode> {

@@ -191,3 +191,35 @@ fn a_variant_with_a_253_character_name_has_its_status() {
     let second = run(false);
     assert_eq!(second["events"], serde_json::json!([]), "{second}");
 }
+
+/// A variant that cannot be reconciled (no upstream) is named with why on
+/// the lines a person reads, and `local` exits 2: converged, something
+/// stalled.
+#[test]
+fn a_stalled_variant_says_why_and_the_run_exits_2() {
+    let (tmp, _seed) = fleet("web");
+    let root = tmp.path().join("fleet");
+    std::fs::write(
+        root.join("variant.yaml"),
+        "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: no-upstream\nspec:\n  downstream:\n    repo: blueprints\n    package: copy\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_porch-variants"))
+        .arg("local")
+        .arg(&root)
+        .arg("--init")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
+    assert!(
+        stdout.contains("PackageVariant default/no-upstream: status updated: Ready=False")
+            && stdout.contains("; Stalled: ")
+            && stdout.contains("spec.upstream"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("PackageVariant default/no-upstream: stalled: "),
+        "{stdout}"
+    );
+}

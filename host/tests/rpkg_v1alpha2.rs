@@ -372,11 +372,15 @@ fn bad_requests_get_a_condition_or_an_error_naming_what_is_wrong() {
     ]);
     assert!(err.contains("nope"), "{err}");
 
-    // A lifecycle going backwards: Published back to Draft is refused.
+    // A lifecycle going backwards: Published back to Draft is refused, in
+    // porchctl's words, before the object is touched.
     d.ok(&["rpkg", "propose", "blueprints.app.v1"]);
     d.ok(&["rpkg", "approve", "blueprints.app.v1"]);
     let err = d.fails(&["rpkg", "reject", "blueprints.app.v1"]);
-    assert!(err.contains("cannot change lifecycle"), "{err}");
+    assert!(
+        err.contains("cannot change approval from Published to Draft"),
+        "{err}"
+    );
     assert!(d
         .refs("blueprints")
         .contains(&"refs/tags/app/v1".to_string()));
@@ -613,4 +617,44 @@ fn a_missing_repository_says_what_creates_it() {
     let mut unique = words.clone();
     unique.dedup();
     assert_eq!(words, unique, "a message repeated: {first}");
+}
+
+/// porchctl's rules: approve only what is proposed, propose only a draft;
+/// a revision already where the verb would move it is said so.
+#[test]
+fn lifecycle_verbs_follow_porchctls_rules() {
+    let d = Dir::new();
+    d.ok(&[
+        "rpkg",
+        "init",
+        "z",
+        "--repository",
+        "blueprints",
+        "--workspace",
+        "v1",
+    ]);
+    let err = d.fails(&["rpkg", "approve", "blueprints.z.v1"]);
+    assert!(
+        err.contains("blueprints.z.v1 failed (cannot change approval from Draft to Published)"),
+        "{err}"
+    );
+    assert_eq!(d.object("blueprints.z.v1")["spec"]["lifecycle"], "Draft");
+    assert!(!d
+        .refs("blueprints")
+        .iter()
+        .any(|r| r.starts_with("refs/tags/z/")));
+    d.ok(&["rpkg", "propose", "blueprints.z.v1"]);
+    let again = d.run(&["rpkg", "propose", "blueprints.z.v1"]);
+    assert!(again.status.success());
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("blueprints.z.v1 is already Proposed"),
+        "{again:?}"
+    );
+    let out = d.ok(&["rpkg", "approve", "blueprints.z.v1"]);
+    assert!(
+        out.contains("blueprints.z.v1 approved (revision 1)"),
+        "{out}"
+    );
+    let err = d.fails(&["rpkg", "propose", "blueprints.z.v1"]);
+    assert!(err.contains("cannot propose Published package"), "{err}");
 }

@@ -29,6 +29,9 @@ pub enum Output {
 
 /// Options of `porch-variants local`.
 #[derive(Debug, Clone, clap::Args)]
+#[command(
+    after_help = "Exit status: 0 converged with nothing stalled; 1 an error (a failed reconcile or render, no fixed point within --max-passes); 2 converged, with objects stalled (an invalid object, an upstream not found), each named on the last lines."
+)]
 pub struct LocalArgs {
     /// The directory (objects as YAML files, repositories under repos/).
     pub dir: PathBuf,
@@ -93,6 +96,62 @@ pub struct LocalSummary {
     pub seeded: Vec<String>,
     /// The v1alpha2 PackageRevisions reconciled.
     pub package_revisions: Vec<super::rpkg::PrLine>,
+    /// The PackageVariants and PackageVariantSets left stalled (their
+    /// `Stalled` condition True: an invalid object, an upstream not found),
+    /// each with why.
+    pub stalled: Vec<crate::reconcile::Event>,
+}
+
+impl LocalSummary {
+    /// `local`'s exit code: 0 converged with nothing stalled, 1 an error
+    /// (a failed reconcile, a failed render, no fixed point), 2 converged
+    /// with stalled objects.
+    pub fn exit_code(&self, ok: bool) -> u8 {
+        match (ok, self.stalled.is_empty()) {
+            (false, _) => 1,
+            (true, false) => 2,
+            (true, true) => 0,
+        }
+    }
+}
+
+/// The objects of `objects` whose `Stalled` condition is True, with its
+/// message.
+fn stalled_objects(
+    objects: &dyn crate::store::ObjectStore,
+) -> Result<Vec<crate::reconcile::Event>, LocalError> {
+    let stalled = |conditions: &[pv_core::api::Condition]| {
+        conditions
+            .iter()
+            .find(|c| c.type_ == "Stalled" && c.status == "True")
+            .map(|c| format!("{}: {}", c.reason, c.message))
+    };
+    let mut out = Vec::new();
+    for pv in objects.list_package_variants(None)? {
+        if let Some(why) = stalled(&pv.status.conditions) {
+            out.push(crate::reconcile::Event::new(
+                format!(
+                    "PackageVariant {}/{}",
+                    pv.metadata.namespace, pv.metadata.name
+                ),
+                "stalled",
+                why,
+            ));
+        }
+    }
+    for set in objects.list_package_variant_sets(None)? {
+        if let Some(why) = stalled(&set.status.conditions) {
+            out.push(crate::reconcile::Event::new(
+                format!(
+                    "PackageVariantSet {}/{}",
+                    set.metadata.namespace, set.metadata.name
+                ),
+                "stalled",
+                why,
+            ));
+        }
+    }
+    Ok(out)
 }
 
 /// Errors of the local commands.
@@ -631,6 +690,7 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
     }
     git.save_owner_cache()?;
     let ok = report.converged && report.errors.is_empty() && package_revisions.iter().all(|l| l.ok);
+    let stalled = stalled_objects(&objects)?;
     Ok((
         LocalSummary {
             report,
@@ -639,6 +699,7 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
             seconds,
             seeded,
             package_revisions,
+            stalled,
         },
         ok,
     ))
@@ -647,7 +708,11 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
 /// Prints a summary as text (the seeded packages and the writes were
 /// printed as they happened).
 pub fn print_text(s: &LocalSummary) {
-    // The writes were printed as they happened.
+    // The writes were printed as they happened; what is left failing is
+    // summed up.
+    for e in &s.stalled {
+        crate::outln!("{}: stalled: {}", e.object, e.detail);
+    }
     for e in &s.report.errors {
         crate::outln!("{}: error: {}", e.object, e.detail);
     }
@@ -811,50 +876,96 @@ pub fn run_rpkg(
             Ok(names.names.clone())
         }
     };
-    let act = |names: Vec<String>, to: Option<Lifecycle>, verb: &str| -> Result<(), LocalError> {
-        for name in names {
-            // A revision with a v1alpha2 object goes through the
-            // PackageRevision controller, which keeps its status.
-            if let Some(session) = session
-                .as_ref()
-                .filter(|s| crate::prc::PrApi::get(&s.api, namespace, &name).is_ok())
-            {
+    // porchctl's rules: what each verb may move a revision from.
+    let current = |name: &str| -> Result<Lifecycle, LocalError> {
+        if let Some(obj) = session
+            .as_ref()
+            .and_then(|s| crate::prc::PrApi::get(&s.api, namespace, name).ok())
+        {
+            if let Ok(l) = serde_json::from_value::<Lifecycle>(obj["spec"]["lifecycle"].clone()) {
+                return Ok(l);
+            }
+        }
+        Ok(git.get(namespace, name)?.spec.lifecycle)
+    };
+    let act_on =
+        |names: Vec<String>, to: Option<Lifecycle>, verb: &str| -> Result<(), LocalError> {
+            for name in names {
+                // A revision with a v1alpha2 object goes through the
+                // PackageRevision controller, which keeps its status.
+                if let Some(session) = session
+                    .as_ref()
+                    .filter(|s| crate::prc::PrApi::get(&s.api, namespace, &name).is_ok())
+                {
+                    match to {
+                        Some(l) => {
+                            let (pr, outcome) = session.set_lifecycle(namespace, &name, l)?;
+                            super::rpkg::check(&name, &pr, &outcome)?;
+                            if pr.status.revision > 0 {
+                                crate::outln!("{name} {verb} (revision {})", pr.status.revision);
+                            } else {
+                                crate::outln!("{name} {verb}");
+                            }
+                        }
+                        None => {
+                            let outcome = session.delete(namespace, &name)?;
+                            if let Some(e) = outcome.error {
+                                return Err(LocalError::Usage(format!("{name}: {e}")));
+                            }
+                            crate::outln!("{name} {verb}");
+                        }
+                    }
+                    continue;
+                }
                 match to {
                     Some(l) => {
-                        let (pr, outcome) = session.set_lifecycle(namespace, &name, l)?;
-                        super::rpkg::check(&name, &pr, &outcome)?;
-                        if pr.status.revision > 0 {
-                            crate::outln!("{name} {verb} (revision {})", pr.status.revision);
+                        let pr = git.update_lifecycle(namespace, &name, l)?;
+                        if pr.spec.revision > 0 {
+                            crate::outln!("{name} {verb} (revision {})", pr.spec.revision);
                         } else {
                             crate::outln!("{name} {verb}");
                         }
                     }
                     None => {
-                        let outcome = session.delete(namespace, &name)?;
-                        if let Some(e) = outcome.error {
-                            return Err(LocalError::Usage(format!("{name}: {e}")));
-                        }
+                        git.delete(namespace, &name)?;
                         crate::outln!("{name} {verb}");
                     }
                 }
-                continue;
             }
-            match to {
-                Some(l) => {
-                    let pr = git.update_lifecycle(namespace, &name, l)?;
-                    if pr.spec.revision > 0 {
-                        crate::outln!("{name} {verb} (revision {})", pr.spec.revision);
-                    } else {
-                        crate::outln!("{name} {verb}");
+            Ok(())
+        };
+    let act = |names: Vec<String>, to: Option<Lifecycle>, verb: &str| -> Result<(), LocalError> {
+        let mut refused = Vec::new();
+        let names: Vec<String> = names
+            .into_iter()
+            .filter_map(|name| match (current(&name), to) {
+                (Err(e), _) => {
+                    refused.push(format!("{name}: {e}"));
+                    None
+                }
+                (Ok(from), Some(to)) => match porchctl_rule(from, to) {
+                    Rule::Move => Some(name),
+                    Rule::Already => {
+                        eprintln!("{name} is already {}", lifecycle_word(to));
+                        None
                     }
-                }
-                None => {
-                    git.delete(namespace, &name)?;
-                    crate::outln!("{name} {verb}");
-                }
-            }
+                    Rule::Refuse(why) => {
+                        eprintln!("{name} failed ({why})");
+                        refused.push(why);
+                        None
+                    }
+                },
+                (Ok(_), None) => Some(name),
+            })
+            .collect();
+        let result = act_on(names, to, verb);
+        if !refused.is_empty() {
+            return Err(LocalError::Usage(format!(
+                "errors:\n  {}",
+                refused.join("\n  ")
+            )));
         }
-        Ok(())
+        result
     };
     let result = match cmd {
         RpkgCommand::List { repo, package } => {
@@ -935,6 +1046,47 @@ pub fn run_rpkg(
         s.compact()?;
     }
     result
+}
+
+/// What porchctl does when a verb asks a revision to move.
+enum Rule {
+    /// It moves.
+    Move,
+    /// It is there already (said, not an error).
+    Already,
+    /// Refused, with porchctl's message.
+    Refuse(String),
+}
+
+/// porchctl's rules (`rpkg propose`, `approve`, `reject`, `propose-delete`):
+/// propose only a Draft, approve only a Proposed revision (or a deletion
+/// proposal back to Published), reject a Proposed one back to Draft.
+fn porchctl_rule(from: Lifecycle, to: Lifecycle) -> Rule {
+    use Lifecycle::{DeletionProposed, Draft, Proposed, Published};
+    match (from, to) {
+        (f, t) if f == t => Rule::Already,
+        (Draft, Proposed) => Rule::Move,
+        (_, Proposed) => Rule::Refuse(format!("cannot propose {} package", lifecycle_word(from))),
+        (Proposed, Published | Draft) | (DeletionProposed, Published) => Rule::Move,
+        (Published, DeletionProposed) => Rule::Move,
+        (_, DeletionProposed) => Rule::Refuse(format!(
+            "cannot propose {} package for deletion; only published packages can be deleted",
+            lifecycle_word(from)
+        )),
+        _ => Rule::Refuse(format!(
+            "cannot change approval from {} to {}",
+            lifecycle_word(from),
+            lifecycle_word(to)
+        )),
+    }
+}
+
+/// A lifecycle as Porch spells it (`Draft`, `Proposed`, ...).
+fn lifecycle_word(l: Lifecycle) -> String {
+    serde_json::to_value(l)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_else(|| format!("{l:?}"))
 }
 
 /// Local mode renders every draft it writes, as porch-server does: only

@@ -412,27 +412,13 @@ impl LocalApi {
     /// killed process cut off, at the first change).
     fn record(&self, table: &mut Table, change: &Change) -> CallResult<()> {
         let path = self.root.join(JOURNAL);
-        if table.journal.is_none() {
-            std::fs::create_dir_all(&self.root)
-                .map_err(|e| failed(&self.root.display().to_string(), e))?;
-            let file = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&path)
-                .map_err(|e| failed(&path.display().to_string(), e))?;
-            let len = file
-                .metadata()
-                .map_err(|e| failed(&path.display().to_string(), e))?
-                .len();
-            if len > table.journal_len {
-                file.set_len(table.journal_len)
-                    .map_err(|e| failed(&path.display().to_string(), e))?;
-            }
-            table.journal = Some(file);
-        }
         let mut line = serde_json::to_vec(change).map_err(|e| failed("encoding", e))?;
         line.push(b'\n');
-        let file = table.journal.as_mut().expect("opened above");
+        let file = match table.journal.take() {
+            Some(file) => file,
+            None => self.open_journal(&path, table.journal_len)?,
+        };
+        let file = table.journal.insert(file);
         // One write of the whole line: a kill leaves it whole or cut
         // short, never mixed with the next.
         file.write_all(&line)
@@ -440,6 +426,23 @@ impl LocalApi {
         table.journal_len += line.len() as u64;
         table.dirty = true;
         Ok(())
+    }
+
+    /// The journal at `path`, opened to append after its first `whole`
+    /// bytes (a line cut short after them is cut off).
+    fn open_journal(&self, path: &Path, whole: u64) -> CallResult<std::fs::File> {
+        let err = |e: std::io::Error| failed(&path.display().to_string(), e);
+        std::fs::create_dir_all(&self.root)
+            .map_err(|e| failed(&self.root.display().to_string(), e))?;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(err)?;
+        if file.metadata().map_err(err)?.len() > whole {
+            file.set_len(whole).map_err(err)?;
+        }
+        Ok(file)
     }
 
     /// Writes the table as one file and drops the journal, when anything

@@ -483,13 +483,18 @@ pub fn reconcile(
     }
 }
 
+/// The line a person reads of a variant's status: its Ready condition,
+/// and when it is stalled, why (upstream's Ready message for an invalid
+/// variant names no reason; its Stalled condition does).
 fn ready_summary(pv: &PackageVariant) -> String {
-    pv.status
-        .conditions
-        .iter()
-        .find(|c| c.type_ == "Ready")
+    let condition = |t: &str| pv.status.conditions.iter().find(|c| c.type_ == t);
+    let mut line = condition("Ready")
         .map(|c| format!("Ready={} {}: {}", c.status, c.reason, c.message))
-        .unwrap_or_default()
+        .unwrap_or_default();
+    if let Some(stalled) = condition("Stalled").filter(|c| c.status == "True") {
+        line.push_str(&format!("; Stalled: {}", stalled.message));
+    }
+    line
 }
 
 /// Renders a draft's files as porch-server does whenever a draft's
