@@ -199,7 +199,7 @@ pub trait Core: Send + Sync {
     /// other functions through `runtime`.
     fn render_package(
         &self,
-        files: &Files,
+        files: Files,
         options: &RenderOptions,
         runtime: &mut dyn FunctionRuntime,
     ) -> CoreResult<RenderedPackage>;
@@ -503,6 +503,14 @@ pub trait Exports {
         &self,
         input: &wit::PackageRenderInput,
     ) -> CoreResult<wit::PackageRenderStep>;
+    /// A whole package render, taking the files (see
+    /// [`Core::render_package`]).
+    fn render_files(
+        &self,
+        files: Files,
+        options: &RenderOptions,
+        runtime: &mut dyn FunctionRuntime,
+    ) -> CoreResult<RenderedPackage>;
     /// `reconcile-package-revision` (JSON in and out).
     fn reconcile_pr_json(&self, input: &str) -> CoreResult<String>;
     /// A short name for messages (`component` or `native`).
@@ -572,74 +580,11 @@ impl<T: Exports + Send + Sync> Core for T {
 
     fn render_package(
         &self,
-        files: &Files,
+        files: Files,
         options: &RenderOptions,
         runtime: &mut dyn FunctionRuntime,
     ) -> CoreResult<RenderedPackage> {
-        let mut input = wit::PackageRenderInput {
-            files: files
-                .iter()
-                .map(|(path, content)| wit::File {
-                    path: path.clone(),
-                    content: content.clone(),
-                })
-                .collect(),
-            options: wit::PackageRenderOptions {
-                allow_exec: options.allow_exec,
-                image_prefix: options.image_prefix.clone(),
-                root_path: options.root_path.clone(),
-            },
-            answers: Vec::new(),
-        };
-        loop {
-            match self.render_package_records(&input)? {
-                wit::PackageRenderStep::Done(done) => {
-                    return Ok(RenderedPackage {
-                        files: done
-                            .files
-                            .into_iter()
-                            .map(|f| (f.path, f.content))
-                            .collect(),
-                        failure: done.failure.map(|f| RenderFailure {
-                            message: f.message,
-                            cause: f.cause,
-                            handled: f.handled,
-                            detail: f.detail,
-                        }),
-                        results_yaml: done.results_yaml,
-                        summary: done.summary,
-                        log: done.log,
-                    })
-                }
-                wit::PackageRenderStep::RunFunction(req) => {
-                    if input.answers.len() >= MAX_RENDER_FUNCTIONS {
-                        return Err(CoreError::Decode {
-                            operation: "render-package",
-                            message: format!(
-                                "a render asked for more than {MAX_RENDER_FUNCTIONS} functions"
-                            ),
-                        });
-                    }
-                    let function = FunctionRef {
-                        image: req.image,
-                        exec: req.exec,
-                    };
-                    let answer = match runtime.run(&function, &req.resource_list) {
-                        Ok(o) => wit::FunctionAnswer::Ran(wit::FunctionOutput {
-                            stdout: o.stdout,
-                            stderr: o.stderr,
-                            exit_code: o.exit_code,
-                        }),
-                        Err(RuntimeError::NotFound) => wit::FunctionAnswer::NotFound,
-                        Err(RuntimeError::Failed(m)) => wit::FunctionAnswer::Failed(m),
-                        Err(RuntimeError::Pending) => {
-                            wit::FunctionAnswer::Failed("the runtime gave no answer".into())
-                        }
-                    };
-                    input.answers.push(answer);
-                }
-            }
-        }
+        self.render_files(files, options, runtime)
     }
 
     fn name(&self) -> &'static str {
@@ -648,6 +593,49 @@ impl<T: Exports + Send + Sync> Core for T {
 
     fn fuel_used(&self) -> Option<u64> {
         self.fuel_used_so_far()
+    }
+}
+
+/// Runs the function a render asked for: its answer.
+fn run_requested(
+    runtime: &mut dyn FunctionRuntime,
+    req: wit::FunctionRequest,
+) -> wit::FunctionAnswer {
+    let function = FunctionRef {
+        image: req.image,
+        exec: req.exec,
+    };
+    match runtime.run(&function, &req.resource_list) {
+        Ok(o) => wit::FunctionAnswer::Ran(wit::FunctionOutput {
+            stdout: o.stdout,
+            stderr: o.stderr,
+            exit_code: o.exit_code,
+        }),
+        Err(RuntimeError::NotFound) => wit::FunctionAnswer::NotFound,
+        Err(RuntimeError::Failed(m)) => wit::FunctionAnswer::Failed(m),
+        Err(RuntimeError::Pending) => {
+            wit::FunctionAnswer::Failed("the runtime gave no answer".into())
+        }
+    }
+}
+
+/// A finished render's record as a [`RenderedPackage`].
+fn rendered(done: wit::PackageRendered) -> RenderedPackage {
+    RenderedPackage {
+        files: done
+            .files
+            .into_iter()
+            .map(|f| (f.path, f.content))
+            .collect(),
+        failure: done.failure.map(|f| RenderFailure {
+            message: f.message,
+            cause: f.cause,
+            handled: f.handled,
+            detail: f.detail,
+        }),
+        results_yaml: done.results_yaml,
+        summary: done.summary,
+        log: done.log,
     }
 }
 
@@ -714,6 +702,28 @@ impl Exports for NativeCore {
         Ok(native::render_package(input))
     }
 
+    fn render_files(
+        &self,
+        files: Files,
+        options: &RenderOptions,
+        runtime: &mut dyn FunctionRuntime,
+    ) -> CoreResult<RenderedPackage> {
+        let out = pv_core::render::render_owned(files, options, runtime);
+        if out.pending {
+            return Err(CoreError::Decode {
+                operation: "render-package",
+                message: "the function runtime gave no answer".into(),
+            });
+        }
+        Ok(RenderedPackage {
+            results_yaml: out.results_yaml(),
+            files: out.files,
+            failure: out.failure,
+            summary: out.summary,
+            log: out.log,
+        })
+    }
+
     fn reconcile_pr_json(&self, input: &str) -> CoreResult<String> {
         Ok(native::reconcile_package_revision(input))
     }
@@ -772,6 +782,35 @@ impl Exports for ComponentCore {
         input: &wit::PackageRenderInput,
     ) -> CoreResult<wit::PackageRenderStep> {
         Ok(self.0.render_package(input)?)
+    }
+
+    fn render_files(
+        &self,
+        files: Files,
+        options: &RenderOptions,
+        runtime: &mut dyn FunctionRuntime,
+    ) -> CoreResult<RenderedPackage> {
+        let options = wit::PackageRenderOptions {
+            allow_exec: options.allow_exec,
+            image_prefix: options.image_prefix.clone(),
+            root_path: options.root_path.clone(),
+        };
+        let mut answer = |req: wit::FunctionRequest, asked: usize| {
+            if asked >= MAX_RENDER_FUNCTIONS {
+                return Err(format!(
+                    "a render asked for more than {MAX_RENDER_FUNCTIONS} functions"
+                ));
+            }
+            Ok(run_requested(runtime, req))
+        };
+        let done = self
+            .0
+            .render_files(files, &options, &mut answer)?
+            .map_err(|message| CoreError::Decode {
+                operation: "render-package",
+                message,
+            })?;
+        Ok(rendered(done))
     }
 
     fn reconcile_pr_json(&self, input: &str) -> CoreResult<String> {

@@ -268,7 +268,7 @@ pub fn write_changes(
     files: &std::collections::BTreeMap<String, String>,
 ) -> Result<(), PackageDirError> {
     recover(dir)?;
-    let mut entries: Vec<Entry> = files
+    let entries: Vec<Entry> = files
         .iter()
         .filter(|(p, t)| before.get(*p) != Some(*t))
         .map(|(p, _)| Entry {
@@ -285,6 +285,54 @@ pub fn write_changes(
                 }),
         )
         .collect();
+    apply(dir, entries, files)
+}
+
+/// [`write_changes`] without the old texts in memory: `read` are the
+/// files read from `dir` before (each a regular file reached without a
+/// link); each of `files` is compared with the file on disk, one at a
+/// time.
+pub fn write_changes_on_disk(
+    dir: &Path,
+    read: &std::collections::BTreeSet<String>,
+    files: &std::collections::BTreeMap<String, String>,
+) -> Result<(), PackageDirError> {
+    recover(dir)?;
+    let mut entries = Vec::new();
+    for (p, text) in files {
+        if !read.contains(p) || !same_on_disk(&dir.join(p), text) {
+            entries.push(Entry {
+                path: p.clone(),
+                delete: false,
+            });
+        }
+    }
+    for p in read.iter().filter(|p| !files.contains_key(*p)) {
+        entries.push(Entry {
+            path: p.clone(),
+            delete: true,
+        });
+    }
+    apply(dir, entries, files)
+}
+
+/// Whether the regular file at `path` holds `text` (anything else, or a
+/// file that cannot be read, differs).
+fn same_on_disk(path: &Path, text: &str) -> bool {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_file() && m.len() == text.len() as u64 => {
+            std::fs::read(path).is_ok_and(|bytes| bytes == text.as_bytes())
+        }
+        _ => false,
+    }
+}
+
+/// Writes `entries` (paths of `files`, or deletions) as one.
+fn apply(
+    dir: &Path,
+    mut entries: Vec<Entry>,
+    files: &std::collections::BTreeMap<String, String>,
+) -> Result<(), PackageDirError> {
     if entries.is_empty() {
         return Ok(());
     }

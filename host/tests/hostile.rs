@@ -210,7 +210,14 @@ fn a_doubling_string_is_stopped_by_the_sandbox() {
 
 #[test]
 fn a_100_mb_string_is_stopped_by_the_memory_limit() {
-    let component = component();
+    // The limit grows with the input (192 MiB plus 6 bytes a byte), up to
+    // the operator's cap: capped at the floor, a 100 MB input is stopped.
+    let capped = CoreComponent::with_config(ComponentConfig {
+        memory_cap: ComponentConfig::DEFAULT_MAX_MEMORY,
+        ..ComponentConfig::default()
+    })
+    .expect("component loads");
+    let component = &capped;
     let blob = "x".repeat(100 << 20);
     let input = MutationInput {
         package_variant: json!({"metadata": {"name": "pv", "namespace": "ns"}}).to_string(),
@@ -244,6 +251,35 @@ fn a_100_mb_string_is_stopped_by_the_memory_limit() {
     let result = component.validate_package_variant(&pv).map(|_| ());
     assert_stopped("100 MB label", result, started.elapsed());
     still_serves(component);
+
+    // Under the default cap the same file is a package like any other.
+    let default = CoreComponent::new().expect("component loads");
+    let outcome = default
+        .apply_mutations(&input)
+        .expect("within the grown limit");
+    assert!(outcome.is_ok(), "{outcome:?}");
+}
+
+#[test]
+fn the_memory_limit_grows_with_the_input_up_to_the_cap() {
+    let config = ComponentConfig {
+        memory_cap: 1 << 30,
+        ..ComponentConfig::default()
+    };
+    assert_eq!(config.memory_limit(0), ComponentConfig::DEFAULT_MAX_MEMORY);
+    assert_eq!(
+        config.memory_limit(10 << 20),
+        ComponentConfig::DEFAULT_MAX_MEMORY + 60 * (1 << 20)
+    );
+    assert_eq!(config.memory_limit(1 << 30), 1 << 30);
+    let below_floor = ComponentConfig {
+        memory_cap: 1 << 20,
+        ..ComponentConfig::default()
+    };
+    assert_eq!(
+        below_floor.memory_limit(1 << 30),
+        ComponentConfig::DEFAULT_MAX_MEMORY
+    );
 }
 
 #[test]

@@ -791,7 +791,7 @@ impl Core for Timed<'_> {
     }
     fn render_package(
         &self,
-        files: &Files,
+        files: Files,
         options: &pv_core::render::RenderOptions,
         runtime: &mut dyn pv_core::render::FunctionRuntime,
     ) -> porch_variants::engine_api::CoreResult<porch_variants::engine_api::RenderedPackage> {

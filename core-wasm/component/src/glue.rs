@@ -364,12 +364,66 @@ fn size(n: u32) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)
 }
 
+/// `render-package` on a copy of `input` (see [`render_package_owned`]);
+/// the host's native mirror calls it with records it keeps.
+#[allow(dead_code)]
+pub fn render_package(input: &wit::PackageRenderInput) -> wit::PackageRenderStep {
+    render_package_owned(input.clone())
+}
+
 /// `render-package`: renders with the answers given so far; the first
 /// function without one is returned for the host to run.
-pub fn render_package(input: &wit::PackageRenderInput) -> wit::PackageRenderStep {
+pub fn render_package_owned(input: wit::PackageRenderInput) -> wit::PackageRenderStep {
+    let files = input
+        .files
+        .into_iter()
+        .map(|f| (f.path, f.content))
+        .collect();
+    render_step(files, &input.options, &input.answers).0
+}
+
+std::thread_local! {
+    /// The package `stage-files` gave this instance.
+    static STAGED: std::cell::RefCell<BTreeMap<String, String>> =
+        const { std::cell::RefCell::new(BTreeMap::new()) };
+}
+
+/// `stage-files`: adds files to the staged package.
+pub fn stage_files(files: Vec<wit::File>, fresh: bool) {
+    STAGED.with(|staged| {
+        let mut staged = staged.borrow_mut();
+        if fresh {
+            staged.clear();
+        }
+        for f in files {
+            staged.insert(f.path, f.content);
+        }
+    });
+}
+
+/// `render-staged`: `render-package` of the staged files, which stay
+/// staged only while a function's output is still to come.
+pub fn render_staged(
+    options: &wit::PackageRenderOptions,
+    answers: &[wit::FunctionAnswer],
+) -> wit::PackageRenderStep {
+    let files = STAGED.with(|staged| std::mem::take(&mut *staged.borrow_mut()));
+    let (step, pending_files) = render_step(files, options, answers);
+    if let Some(files) = pending_files {
+        STAGED.with(|staged| *staged.borrow_mut() = files);
+    }
+    step
+}
+
+/// One render with `answers`: the step, and the files back when a
+/// function's output is still to come.
+fn render_step(
+    files: BTreeMap<String, String>,
+    options: &wit::PackageRenderOptions,
+    answers: &[wit::FunctionAnswer],
+) -> (wit::PackageRenderStep, Option<BTreeMap<String, String>>) {
     use pv_core::render::{self, RecordedRuntime, RenderOptions, RunOutput};
-    let answers = input
-        .answers
+    let answers = answers
         .iter()
         .map(|a| match a {
             wit::FunctionAnswer::Ran(o) => Ok(RunOutput {
@@ -383,30 +437,37 @@ pub fn render_package(input: &wit::PackageRenderInput) -> wit::PackageRenderStep
         .collect();
     let mut runtime = RecordedRuntime::with_answers(answers);
     let opts = RenderOptions {
-        allow_exec: input.options.allow_exec,
-        image_prefix: input.options.image_prefix.clone(),
-        root_path: input.options.root_path.clone(),
+        allow_exec: options.allow_exec,
+        image_prefix: options.image_prefix.clone(),
+        root_path: options.root_path.clone(),
     };
-    let out = render::render(&files_in(&input.files), &opts, &mut runtime);
+    let out = render::render_owned(files, &opts, &mut runtime);
     if let Some((f, resource_list)) = runtime.pending.take() {
-        return wit::PackageRenderStep::RunFunction(wit::FunctionRequest {
+        let step = wit::PackageRenderStep::RunFunction(wit::FunctionRequest {
             image: f.image,
             exec: f.exec,
             resource_list,
         });
+        return (step, Some(out.files));
     }
-    wit::PackageRenderStep::Done(wit::PackageRendered {
-        files: files_out(&out.files),
-        failure: out.failure.as_ref().map(|f| wit::PackageRenderFailure {
-            message: f.message.clone(),
-            cause: f.cause.clone(),
+    let results_yaml = out.results_yaml();
+    let step = wit::PackageRenderStep::Done(wit::PackageRendered {
+        files: out
+            .files
+            .into_iter()
+            .map(|(path, content)| wit::File { path, content })
+            .collect(),
+        failure: out.failure.map(|f| wit::PackageRenderFailure {
+            message: f.message,
+            cause: f.cause,
             handled: f.handled,
-            detail: f.detail.clone(),
+            detail: f.detail,
         }),
-        results_yaml: out.results_yaml(),
+        results_yaml,
         summary: out.summary,
         log: out.log,
-    })
+    });
+    (step, None)
 }
 
 /// `reconcile-package-revision`: one step of a PackageRevision reconcile,

@@ -73,7 +73,18 @@ impl bindings::Guest for Component {
     }
 
     fn render_package(input: wit::PackageRenderInput) -> wit::PackageRenderStep {
-        glue::render_package(&input)
+        glue::render_package_owned(input)
+    }
+
+    fn stage_files(files: Vec<wit::File>, fresh: bool) {
+        glue::stage_files(files, fresh);
+    }
+
+    fn render_staged(
+        options: wit::PackageRenderOptions,
+        answers: Vec<wit::FunctionAnswer>,
+    ) -> wit::PackageRenderStep {
+        glue::render_staged(&options, &answers)
     }
 
     fn reconcile_package_revision(input: wit::Json) -> wit::Json {

@@ -220,7 +220,7 @@ pub fn render_package(
             ..Default::default()
         });
     };
-    let out = crate::render::render(&root.inside(files), opts, runtime);
+    let out = crate::render::render_owned(root.inside(files), opts, runtime);
     if out.pending {
         return Err(RenderError::Deferred);
     }

@@ -207,47 +207,59 @@ struct Walk<'a> {
     budget: Budget,
 }
 
-/// Renders the package whose root `Kptfile` is at the top of `files`.
+/// Renders the package whose root `Kptfile` is at the top of `files`
+/// (a copy of them: see [`render_owned`]).
 pub fn render(
     files: &Files,
     opts: &RenderOptions,
     runtime: &mut dyn FunctionRuntime,
 ) -> RenderOutput {
-    let mut out = RenderOutput {
-        files: files.clone(),
-        ..RenderOutput::default()
-    };
-    let fail_early = |out: &mut RenderOutput, cause: String| {
+    render_owned(files.clone(), opts, runtime)
+}
+
+/// Renders the package whose root `Kptfile` is at the top of `files`,
+/// taking them: each file written back replaces its text, so a render
+/// holds the files and their parsed resources, never a second copy of
+/// either. When the render is pending, the output's files are `files`
+/// unchanged.
+pub fn render_owned(
+    files: Files,
+    opts: &RenderOptions,
+    runtime: &mut dyn FunctionRuntime,
+) -> RenderOutput {
+    let mut out = RenderOutput::default();
+    let fail_early = |mut out: RenderOutput, files: Files, cause: String| {
         out.failure = Some(RenderFailure {
             message: cause.clone(),
             detail: cause.clone(),
             cause,
             handled: false,
         });
+        out.files = files;
+        out
     };
     let Some(root_text) = files.get("Kptfile") else {
-        fail_early(
-            &mut out,
+        return fail_early(
+            out,
+            files,
             "failed to read Kptfile: no Kptfile at the package root".into(),
         );
-        return out;
     };
     let root_info = match kptfile::decode(root_text) {
         Ok(i) => i,
         Err(e) => {
-            fail_early(&mut out, format!("error reading Kptfile at \".\": {e}"));
-            return out;
+            let cause = format!("error reading Kptfile at \".\": {e}");
+            return fail_early(out, files, cause);
         }
     };
-    if let Err(e) = kptfile::validate(&root_info, files, "") {
-        fail_early(&mut out, e);
-        return out;
+    if let Err(e) = kptfile::validate(&root_info, &files, "") {
+        return fail_early(out, files, e);
     }
     let bfs = is_true(root_info.annotations.get("kpt.dev/bfs-rendering"));
     let save_on_failure = is_true(root_info.annotations.get("kpt.dev/save-on-render-failure"));
     let mut walk = Walk {
-        files,
-        dirs: package::package_dirs(files),
+        files: &files,
+        dirs: package::package_dirs(&files),
         opts,
         runtime,
         mutation_steps: Vec::new(),
@@ -270,6 +282,15 @@ pub fn render(
     out.pending = walk.pending;
     out.log = std::mem::take(&mut walk.log);
     out.results = std::mem::take(&mut walk.results);
+    let Walk {
+        mutation_steps,
+        validation_steps,
+        executed,
+        visited,
+        input_files,
+        ..
+    } = walk;
+    out.files = files;
     if out.pending {
         return out;
     }
@@ -286,22 +307,22 @@ pub fn render(
             &mut out.files,
             items,
             &opts.root_path,
-            &walk.input_files,
+            &input_files,
             error.is_none(),
         ) {
             Ok(()) => {}
             Err(e) => write_error = Some(e),
         }
     }
-    let packages = walk.visited;
+    let packages = visited;
     out.summary = match (&error, save_on_failure) {
         (None, _) => format!(
             "Successfully executed {} function(s) in {} package(s).",
-            walk.executed, packages
+            executed, packages
         ),
-        (Some(_), true) if walk.executed > 0 => format!(
+        (Some(_), true) if executed > 0 => format!(
             "Partially executed {} function(s) in {} package(s).",
-            walk.executed, packages
+            executed, packages
         ),
         (Some(_), true) => format!("Failed to execute any functions in {packages} package(s)."),
         (Some(_), false) => String::new(),
@@ -320,7 +341,7 @@ pub fn render(
         }
         (Some(e), _) => Some(RenderFailure {
             message: hydrate_message(&e, bfs),
-            detail: failure_detail(&walk.mutation_steps, &walk.validation_steps, &e.cause),
+            detail: failure_detail(&mutation_steps, &validation_steps, &e.cause),
             cause: e.cause.clone(),
             handled: e.handled,
         }),
@@ -335,14 +356,14 @@ pub fn render(
     // The root Kptfile's status.
     let mut status = serde_json::Map::new();
     let steps = |v: &Vec<StepRecord>| serde_json::to_value(v).unwrap_or_default();
-    if !walk.mutation_steps.is_empty() {
-        status.insert("mutationSteps".into(), steps(&walk.mutation_steps));
+    if !mutation_steps.is_empty() {
+        status.insert("mutationSteps".into(), steps(&mutation_steps));
     }
-    if !walk.validation_steps.is_empty() {
-        status.insert("validationSteps".into(), steps(&walk.validation_steps));
+    if !validation_steps.is_empty() {
+        status.insert("validationSteps".into(), steps(&validation_steps));
     }
     if failure.is_some() {
-        let summary = error_summary(&walk.mutation_steps, &walk.validation_steps);
+        let summary = error_summary(&mutation_steps, &validation_steps);
         if !summary.is_empty() {
             status.insert("errorSummary".into(), summary.into());
         }
@@ -356,7 +377,7 @@ pub fn render(
         render_status: (!status.is_empty()).then_some(serde_json::Value::Object(status)),
     };
     if let Some(text) = out.files.get("Kptfile") {
-        if let Ok(new_text) = kptfile::write_status(text, &update) {
+        if let Ok(new_text) = kptfile::write_status(text, update) {
             out.files.insert("Kptfile".into(), new_text);
             out.status_written = true;
         }
@@ -1164,7 +1185,10 @@ fn write_items(
             } else {
                 Format::Kyaml
             };
-            yaml::emit_stream(&nodes, format)
+            // About the old text's length: allocated once, not doubled up to.
+            let old = files.get(&path).map_or(0, String::len);
+            let capacity = old.saturating_add(old / 16).saturating_add(256);
+            yaml::emit_stream_sized(&nodes, format, capacity)
                 .map_err(|e| format!("failed to save resources: {e}"))?
         };
         files.insert(path.clone(), text);

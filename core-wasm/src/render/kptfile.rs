@@ -503,7 +503,7 @@ const RESULT_FIELDS: [&str; 5] = ["message", "severity", "resourceRef", "field",
 /// whole file re-marshalled from kpt's struct (struct field order, sorted
 /// map keys, no comments, wide sequences), the previous `Rendered`
 /// condition replaced by one appended at the end, `renderStatus` replaced.
-pub fn write_status(text: &str, update: &RenderStatusUpdate) -> Result<String, String> {
+pub fn write_status(text: &str, update: RenderStatusUpdate) -> Result<String, String> {
     let doc = yaml::parse_document(text).map_err(|e| e.to_string())?;
     let mut value = yaml::to_json(doc.root()).map_err(|e| e.to_string())?;
     let Some(obj) = value.as_object_mut() else {
@@ -538,29 +538,31 @@ pub fn write_status(text: &str, update: &RenderStatusUpdate) -> Result<String, S
             .into(),
         );
         if !update.message.is_empty() {
-            cond.insert("message".into(), update.message.clone().into());
+            cond.insert("message".into(), update.message.into());
         }
         conditions.push(Value::Object(cond));
         status.insert("conditions".into(), Value::Array(conditions));
-        match &update.render_status {
+        match update.render_status {
             Some(rs) => {
-                status.insert("renderStatus".into(), rs.clone());
+                status.insert("renderStatus".into(), rs);
             }
             None => {
                 status.remove("renderStatus");
             }
         }
     }
-    let ordered = reorder(&value, "");
-    let node = yaml::from_json_ordered(&ordered);
+    // Each step takes the value before, so that a status of many results
+    // is held about twice at most, not four times.
+    let ordered = reorder(value, "");
+    let node = yaml::from_json_ordered_owned(ordered);
     yaml::emit_stream(&[Node::new_document(node)], Format::KyamlWide).map_err(|e| e.to_string())
 }
 
 /// Orders the object at `path` (see [`ORDER`]) and drops fields the Go
 /// struct does not have; maps without a struct get sorted keys.
-fn reorder(value: &Value, path: &str) -> Value {
+fn reorder(value: Value, path: &str) -> Value {
     match value {
-        Value::Object(map) => {
+        Value::Object(mut map) => {
             let order = ORDER
                 .iter()
                 .find(|(p, _)| *p == path)
@@ -576,8 +578,8 @@ fn reorder(value: &Value, path: &str) -> Value {
             match order {
                 Some(fields) => {
                     for f in fields {
-                        if let Some(v) = map.get(*f) {
-                            if is_empty(v) && *f != "resourceRef" && *f != "exitCode" {
+                        if let Some(v) = map.remove(*f) {
+                            if is_empty(&v) && *f != "resourceRef" && *f != "exitCode" {
                                 continue;
                             }
                             let child = if path.is_empty() {
@@ -590,22 +592,23 @@ fn reorder(value: &Value, path: &str) -> Value {
                     }
                 }
                 _ => {
-                    let mut keys: Vec<&String> = map.keys().collect();
+                    let mut keys: Vec<String> = map.keys().cloned().collect();
                     keys.sort();
                     for k in keys {
-                        out.insert(k.clone(), reorder(&map[k], &format!("{path}.{k}")));
+                        if let Some(v) = map.remove(&k) {
+                            let child = format!("{path}.{k}");
+                            out.insert(k, reorder(v, &child));
+                        }
                     }
                 }
             }
             Value::Object(out)
         }
-        Value::Array(items) => Value::Array(
-            items
-                .iter()
-                .map(|v| reorder(v, &format!("{path}[]")))
-                .collect(),
-        ),
-        v => v.clone(),
+        Value::Array(items) => {
+            let child = format!("{path}[]");
+            Value::Array(items.into_iter().map(|v| reorder(v, &child)).collect())
+        }
+        v => v,
     }
 }
 
@@ -654,7 +657,7 @@ mod tests {
         let text = "# comment\napiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata: # c\n  name: x\npipeline:\n  mutators:\n  - configMap: {b: \"2\", a: \"true\"}\n    image: a\nstatus:\n  conditions:\n  - type: Rendered\n    status: \"True\"\n  - type: Other\n    status: \"False\"\n";
         let out = write_status(
             text,
-            &RenderStatusUpdate {
+            RenderStatusUpdate {
                 ok: false,
                 message: "pkg.render: pkg .:\n\tpipeline.run: boom".into(),
                 render_status: None,

@@ -23,7 +23,7 @@ mod bfs_tests;
 mod conditions_tests;
 
 pub use executor::{
-    render, RenderFailure, RenderOptions, RenderOutput, ResultListItem, StepRecord,
+    render, render_owned, RenderFailure, RenderOptions, RenderOutput, ResultListItem, StepRecord,
 };
 pub use package::Files;
 pub use result::FnResult;

@@ -408,7 +408,9 @@ fn take_text(b: &mut Vec<u8>) -> String {
     if b.is_empty() {
         return String::new();
     }
-    text_of(std::mem::take(b))
+    let mut bytes = std::mem::take(b);
+    super::trim_slack(&mut bytes);
+    text_of(bytes)
 }
 
 /// The `String` holding `b` (see [`take_text`]).

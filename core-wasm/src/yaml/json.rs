@@ -240,6 +240,29 @@ pub fn from_json_ordered(value: &Value) -> Node {
     build_node(value, false)
 }
 
+/// [`from_json_ordered`] taking the value, each part dropped once it is a
+/// node.
+pub fn from_json_ordered_owned(value: Value) -> Node {
+    match value {
+        Value::Array(items) => {
+            let mut seq = Node::new_sequence();
+            seq.content = items.into_iter().map(from_json_ordered_owned).collect();
+            seq
+        }
+        Value::Object(map) => {
+            let mut m = Node::new_scalar(MAP_TAG, "");
+            m.kind = Kind::Mapping;
+            m.content.reserve(map.len() * 2);
+            for (k, v) in map {
+                m.content.push(string_node(&k));
+                m.content.push(from_json_ordered_owned(v));
+            }
+            m
+        }
+        other => build_node(&other, false),
+    }
+}
+
 fn build_node(value: &Value, sort: bool) -> Node {
     match value {
         Value::Null => Node::new_scalar(NULL_TAG, "null"),
@@ -415,6 +438,21 @@ fn is_old_bool(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_owned_conversion_builds_the_same_nodes() {
+        let value: Value = serde_json::from_str(
+            r#"{"z": [1, 2.5, "x\ny", {"b": true, "a": null}], "a": {"yes": "no", "n": "1"}, "m": ""}"#,
+        )
+        .expect("json");
+        let format = |n: Node| {
+            crate::yaml::emit_stream(&[Node::new_document(n)], crate::yaml::Format::Kyaml)
+                .expect("emits")
+        };
+        let borrowed = format(from_json_ordered(&value));
+        assert!(borrowed.starts_with("z:\n"), "{borrowed}");
+        assert_eq!(format(from_json_ordered_owned(value)), borrowed);
+    }
 
     #[test]
     fn formats_floats_like_go() {

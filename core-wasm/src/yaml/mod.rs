@@ -28,7 +28,8 @@ pub use compose::MAX_DEPTH;
 pub use edit::deep_copy_formatting;
 pub use error::{ErrorKind, Result, YamlError};
 pub use json::{
-    from_json, from_json_ordered, string_node, to_json, to_json_strict, MAX_EXPANDED_NODES,
+    from_json, from_json_ordered, from_json_ordered_owned, string_node, to_json, to_json_strict,
+    MAX_EXPANDED_NODES,
 };
 pub use node::{Kind, Node, Style};
 pub use order::{compare_keys, field_order};
@@ -91,6 +92,16 @@ pub fn emit_stream(nodes: &[Node], format: Format) -> Result<String> {
     write_stream(encode::Encoder::new(format.options()), nodes)
 }
 
+/// [`emit_stream`] into a buffer of `capacity` bytes to start with: a
+/// writer that knows about how long the text will be (a file written back
+/// over its old text) allocates it once instead of doubling up to it.
+pub fn emit_stream_sized(nodes: &[Node], format: Format, capacity: usize) -> Result<String> {
+    write_stream(
+        encode::Encoder::with_capacity(format.options(), capacity),
+        nodes,
+    )
+}
+
 #[doc(hidden)]
 /// [`emit_stream`] with every event going through the emitter's look-ahead
 /// queue, as in yaml.v3, where [`emit_stream`] tells the emitter what
@@ -109,8 +120,18 @@ fn write_stream(mut encoder: encode::Encoder, nodes: &[Node]) -> Result<String> 
 }
 
 /// The emitter's output as text.
-fn output_text(bytes: Vec<u8>) -> Result<String> {
+fn output_text(mut bytes: Vec<u8>) -> Result<String> {
+    trim_slack(&mut bytes);
     String::from_utf8(bytes).map_err(|_| YamlError::edit("emitter produced invalid UTF-8"))
+}
+
+/// Gives back what a buffer grown by doubling holds beyond its text, when
+/// that is more than a page: a large scalar or file is otherwise kept at up
+/// to twice its size for as long as it lives.
+fn trim_slack(bytes: &mut Vec<u8>) {
+    if bytes.capacity() - bytes.len() > 4096 {
+        bytes.shrink_to_fit();
+    }
 }
 
 /// kyaml's `String(node)`: one node (a document or any node) as text.

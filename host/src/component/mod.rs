@@ -111,10 +111,17 @@ impl Default for Fuel {
 pub struct ComponentConfig {
     /// Fuel of one call; `None` for no limit.
     pub fuel: Option<Fuel>,
-    /// Most linear memory one call may use, in bytes (an instance kept
-    /// from earlier calls starts the call with its memory, at most 128 MiB,
-    /// free in the guest's heap).
+    /// Linear memory any call may use, in bytes (an instance kept from
+    /// earlier calls starts the call with its memory, at most 128 MiB,
+    /// free in the guest's heap); a call with a large input may use more:
+    /// see [`ComponentConfig::memory_limit`].
     pub max_memory: usize,
+    /// Linear memory a call may use beyond `max_memory` for each byte of
+    /// its input.
+    pub memory_per_input_byte: usize,
+    /// Most linear memory any call may use, whatever its input (an
+    /// operator's cap: `PORCH_VARIANTS_MEMORY_CAP_MIB`).
+    pub memory_cap: usize,
     /// Wall-clock deadline of one call (epoch interruption, checked every
     /// [`EPOCH_TICK`]); `None` for none. A backstop for when fuel is off:
     /// the checks cost about 0.2× of the guest's run time, so it is off by
@@ -124,6 +131,9 @@ pub struct ComponentConfig {
     pub cache: CodeCache,
 }
 
+/// Bytes of files [`CoreComponent::render_files`] stages in one call.
+const STAGE_BATCH_BYTES: usize = 4 << 20;
+
 /// Interval of the epoch ticker behind [`ComponentConfig::timeout`].
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 
@@ -132,6 +142,43 @@ impl ComponentConfig {
     /// peaks at about 90 MiB, the 1,000-resource mutation pass at about
     /// 22 MiB).
     pub const DEFAULT_MAX_MEMORY: usize = 192 << 20;
+
+    /// Default memory per byte of input: a render holds its files and their
+    /// parsed resources (about 3 bytes a byte for small resources on
+    /// wasm32), with room to spare.
+    pub const DEFAULT_MEMORY_PER_INPUT_BYTE: usize = 6;
+
+    /// Default cap: 4 GiB, all a 32-bit guest can address.
+    pub const DEFAULT_MEMORY_CAP: usize = 4 << 30;
+
+    /// The environment variable an operator caps memory with (MiB).
+    pub const MEMORY_CAP_ENV: &'static str = "PORCH_VARIANTS_MEMORY_CAP_MIB";
+
+    /// Linear memory a call with `input_bytes` bytes of input may use:
+    /// `max_memory` plus `memory_per_input_byte` a byte, at most
+    /// `memory_cap` (and never less than `max_memory`).
+    pub fn memory_limit(&self, input_bytes: usize) -> usize {
+        self.max_memory
+            .saturating_add(self.memory_per_input_byte.saturating_mul(input_bytes))
+            .min(self.memory_cap.max(self.max_memory))
+    }
+}
+
+/// The cap from [`ComponentConfig::MEMORY_CAP_ENV`], when set to a number
+/// of MiB.
+fn memory_cap_from_env() -> Option<usize> {
+    let text = std::env::var(ComponentConfig::MEMORY_CAP_ENV).ok()?;
+    match text.trim().parse::<usize>() {
+        Ok(mib) => Some(mib.saturating_mul(1 << 20)),
+        Err(_) => {
+            tracing::warn!(
+                variable = ComponentConfig::MEMORY_CAP_ENV,
+                value = %text,
+                "not a number of MiB; using the default cap"
+            );
+            None
+        }
+    }
 }
 
 impl Default for ComponentConfig {
@@ -139,6 +186,8 @@ impl Default for ComponentConfig {
         ComponentConfig {
             fuel: Some(Fuel::default()),
             max_memory: Self::DEFAULT_MAX_MEMORY,
+            memory_per_input_byte: Self::DEFAULT_MEMORY_PER_INPUT_BYTE,
+            memory_cap: memory_cap_from_env().unwrap_or(Self::DEFAULT_MEMORY_CAP),
             timeout: None,
             cache: CodeCache::UserDefault,
         }
@@ -578,6 +627,59 @@ impl CoreComponent {
         self.with_instance(|i| i.render_package(input))
     }
 
+    /// A package render with the files staged in one instance a batch at a
+    /// time, each batch dropped here once it is in (so that the package is
+    /// not held twice): `answer` runs each function the render asks for,
+    /// or stops the render with a message (`Ok(Err(..))`).
+    pub fn render_files(
+        &self,
+        files: std::collections::BTreeMap<String, String>,
+        options: &types::PackageRenderOptions,
+        answer: &mut dyn FnMut(
+            types::FunctionRequest,
+            usize,
+        ) -> Result<types::FunctionAnswer, String>,
+    ) -> Result<Result<types::PackageRendered, String>, ComponentError> {
+        self.with_instance(|i| {
+            let mut staged = 0usize;
+            let mut batch: Vec<types::File> = Vec::new();
+            let mut batch_bytes = 0usize;
+            let mut fresh = true;
+            let mut files = files.into_iter().peekable();
+            while let Some((path, content)) = files.next() {
+                batch_bytes += path.len() + content.len();
+                batch.push(types::File { path, content });
+                if batch_bytes >= STAGE_BATCH_BYTES || files.peek().is_none() {
+                    staged += batch_bytes;
+                    i.stage_files(&batch, fresh, staged)?;
+                    fresh = false;
+                    batch = Vec::new();
+                    batch_bytes = 0;
+                }
+            }
+            if fresh {
+                i.stage_files(&[], true, 0)?;
+            }
+            let mut answers = Vec::new();
+            loop {
+                match i.render_staged(options, &answers, staged)? {
+                    types::PackageRenderStep::Done(done) => return Ok(Ok(done)),
+                    types::PackageRenderStep::RunFunction(request) => {
+                        match answer(request, answers.len()) {
+                            Ok(a) => answers.push(a),
+                            Err(message) => {
+                                // Nothing stays staged in an instance kept
+                                // for later calls.
+                                i.stage_files(&[], true, 0)?;
+                                return Ok(Err(message));
+                            }
+                        }
+                    }
+                }
+            }
+        })
+    }
+
     /// `reconcile-package-revision`: one step of a PackageRevision
     /// reconcile (JSON in and out).
     pub fn reconcile_package_revision(&self, input: &str) -> Result<String, ComponentError> {
@@ -716,6 +818,32 @@ impl Instance<'_> {
         })
     }
 
+    /// `stage-files`; `staged_bytes` is what the instance holds with these
+    /// (its memory limit grows with it).
+    pub fn stage_files(
+        &mut self,
+        files: &[types::File],
+        fresh: bool,
+        staged_bytes: usize,
+    ) -> Result<(), ComponentError> {
+        self.call("stage-files", staged_bytes, |b, s| {
+            b.call_stage_files(s, files, fresh)
+        })
+    }
+
+    /// `render-staged`; `staged_bytes` as for [`Instance::stage_files`].
+    pub fn render_staged(
+        &mut self,
+        options: &types::PackageRenderOptions,
+        answers: &[types::FunctionAnswer],
+        staged_bytes: usize,
+    ) -> Result<types::PackageRenderStep, ComponentError> {
+        let answer_bytes: usize = answers.iter().map(answer_len).sum();
+        self.call("render-staged", staged_bytes + answer_bytes, |b, s| {
+            b.call_render_staged(s, options, answers)
+        })
+    }
+
     /// `reconcile-package-revision`.
     pub fn reconcile_package_revision(&mut self, input: &str) -> Result<String, ComponentError> {
         let input = input.to_owned();
@@ -754,6 +882,7 @@ fn arm(
     store: &mut Store<State>,
     input_bytes: usize,
 ) -> Result<u64, ComponentError> {
+    store.data_mut().max_memory = config.memory_limit(input_bytes);
     let mut budget = 0;
     if let Some(fuel) = config.fuel {
         budget = fuel.budget(input_bytes);
@@ -837,17 +966,17 @@ impl InputBytes for types::UpgradeInput {
     }
 }
 
+fn answer_len(answer: &types::FunctionAnswer) -> usize {
+    match answer {
+        types::FunctionAnswer::Ran(o) => o.stdout.len() + o.stderr.len(),
+        types::FunctionAnswer::NotFound => 0,
+        types::FunctionAnswer::Failed(m) => m.len(),
+    }
+}
+
 impl InputBytes for types::PackageRenderInput {
     fn input_bytes(&self) -> usize {
-        let answers: usize = self
-            .answers
-            .iter()
-            .map(|a| match a {
-                types::FunctionAnswer::Ran(o) => o.stdout.len() + o.stderr.len(),
-                types::FunctionAnswer::NotFound => 0,
-                types::FunctionAnswer::Failed(m) => m.len(),
-            })
-            .sum();
+        let answers: usize = self.answers.iter().map(answer_len).sum();
         self.files.input_bytes()
             + self.options.image_prefix.len()
             + self.options.root_path.len()
@@ -865,7 +994,7 @@ fn classify(
     if let Some(requested) = store.data().denied {
         return ComponentError::MemoryLimit {
             requested,
-            limit: config.max_memory,
+            limit: store.data().max_memory,
         };
     }
     let classified = match err.downcast_ref::<Trap>() {

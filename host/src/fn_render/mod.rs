@@ -165,6 +165,17 @@ pub fn write_changes(
     crate::package_dir::write_changes(dir, before, after)
 }
 
+/// Writes what changed under `dir` where `read` are the files read from it
+/// before the render (compared on disk, so that the old texts need not be
+/// kept: [`crate::package_dir::write_changes_on_disk`]).
+pub fn write_changes_on_disk(
+    dir: &Path,
+    read: &std::collections::BTreeSet<String>,
+    after: &render::Files,
+) -> Result<(), crate::package_dir::PackageDirError> {
+    crate::package_dir::write_changes_on_disk(dir, read, after)
+}
+
 /// The host's runtime for functions that are not builtins.
 pub struct HostRuntime {
     /// Run `exec:` functions.
@@ -267,8 +278,11 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
     } else {
         Box::new(ComponentCore::load()?)
     };
-    let out = core.render_package(&before, &opts, &mut runtime)?;
-    write_changes(&dir, &before, &out.files)?;
+    // The render takes the files: the package is held once, as the core
+    // holds it, and the result is compared with the disk.
+    let read: std::collections::BTreeSet<String> = before.keys().cloned().collect();
+    let out = core.render_package(before, &opts, &mut runtime)?;
+    write_changes_on_disk(&dir, &read, &out.files)?;
     report(&dir, args.results_dir.as_deref(), &out)
 }
 

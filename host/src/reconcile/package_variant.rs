@@ -136,7 +136,12 @@ impl Exec<'_, '_> {
             )?
             .map_err(ReconcileError::Refused)?;
         if let (Some(renderer), true) = (self.ctx.renderer, mutated.changed) {
-            mutated.files = render_draft(self.ctx.core, renderer, name, &mutated.files)?;
+            mutated.files = render_draft(
+                self.ctx.core,
+                renderer,
+                name,
+                std::mem::take(&mut mutated.files),
+            )?;
             mutated.changed_files = changed_paths(files, &mutated.files);
             // Mutations of a rendered package undo what render did (the
             // Kptfile's formatting and status): what counts is the result.
@@ -504,7 +509,7 @@ fn render_draft(
     core: &dyn crate::engine_api::Core,
     renderer: &crate::reconcile::DraftRenderer,
     name: &str,
-    files: &crate::store::Files,
+    files: crate::store::Files,
 ) -> Result<crate::store::Files, ReconcileError> {
     let mut runtime = renderer
         .runtime
