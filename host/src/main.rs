@@ -9,8 +9,12 @@ use tracing_subscriber::EnvFilter;
 mod component_cmd;
 mod fmt;
 
-/// porch-variants: Porch's PackageVariant and PackageVariantSet controllers,
-/// with all package editing in one WebAssembly component.
+/// porch-variants: Porch's controllers (PackageVariant, PackageVariantSet,
+/// and the v1alpha2 PackageRevision and Repository controllers) with all
+/// package editing in one WebAssembly component. `local` runs them on a
+/// directory of Git repositories, `controller` against a cluster; `rpkg`
+/// works with package revisions as porchctl does; `fn render` renders a
+/// package as kpt does.
 #[derive(Debug, Parser)]
 #[command(name = "porch-variants", version, about)]
 struct Cli {
@@ -37,14 +41,15 @@ enum Command {
     /// Package revisions of a local directory, in the spirit of
     /// `porchctl rpkg`.
     Rpkg {
-        /// The local directory.
-        #[arg(long, default_value = ".")]
+        /// The local directory (before or after the verb).
+        #[arg(long, default_value = ".", global = true)]
         dir: PathBuf,
         /// Namespace of the revisions.
-        #[arg(long, short = 'n', default_value = "default")]
+        #[arg(long, short = 'n', default_value = "default", global = true)]
         namespace: String,
         /// Output format.
-        #[arg(long, value_enum, default_value_t = porch_variants::local::cli::Output::Text)]
+        #[arg(long, short = 'o', value_enum, global = true,
+              default_value_t = porch_variants::local::cli::Output::Text)]
         output: porch_variants::local::cli::Output,
         #[command(subcommand)]
         command: porch_variants::local::cli::RpkgCommand,

@@ -514,6 +514,7 @@ fn local_mode_clones_and_publishes_on_the_server() {
     let all = || Names {
         names: vec![],
         all: true,
+        force: false,
     };
     run_rpkg(&dir, NS, &RpkgCommand::Propose(all()), Output::Text).unwrap();
     let listed = ls_remote(&server.url("edge-1"));

@@ -279,15 +279,17 @@ fn a_package_from_init_to_upgrade_and_deletion() {
                 assert!(k.contains("ref: app/v2"), "{strategy}: {k}");
             }
             None => {
-                // The local edit stops a fast-forward: a condition, no draft.
+                // The local edit stops a fast-forward: the error, no draft,
+                // and no object left to block running it again.
                 let err = d.fails(&args);
                 assert!(
                     err.contains("local package files have been modified"),
                     "{err}"
                 );
-                let obj = d.object(&name);
-                assert_eq!(condition(&obj, "Ready")["reason"], "Failed");
+                assert!(!d.ok(&["rpkg", "get"]).contains(&name));
                 assert!(!d.refs("edge").iter().any(|r| r.contains(&ws)));
+                let again = d.fails(&args);
+                assert!(!again.contains("already exists"), "{again}");
             }
         }
     }
@@ -657,4 +659,232 @@ fn lifecycle_verbs_follow_porchctls_rules() {
     );
     let err = d.fails(&["rpkg", "propose", "blueprints.z.v1"]);
     assert!(err.contains("cannot propose Published package"), "{err}");
+}
+
+/// The binary with `args`, in `dir`.
+fn run_in(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_porch-variants"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn flags_go_after_the_verb_and_del_deletes_as_in_porchctl() {
+    let d = Dir::new();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let dir = d.root.to_str().unwrap();
+    // --dir and -n after the verb, from another working directory.
+    let out = run_in(
+        elsewhere.path(),
+        &[
+            "rpkg",
+            "init",
+            "z",
+            "--repository",
+            "blueprints",
+            "--workspace",
+            "v1",
+            "--dir",
+            dir,
+            "-n",
+            "default",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let out = run_in(
+        elsewhere.path(),
+        &["rpkg", "get", "--dir", dir, "-o", "json"],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let listed: serde_json::Value = serde_json::from_slice(&out.stdout).expect("-o json");
+    assert!(listed.to_string().contains("blueprints.z.v1"), "{listed}");
+    // porchctl's `del`.
+    let out = run_in(
+        elsewhere.path(),
+        &["rpkg", "del", "blueprints.z.v1", "--dir", dir],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let listed = d.ok(&["rpkg", "list"]);
+    assert!(!listed.contains("blueprints.z.v1"), "{listed}");
+}
+
+#[test]
+fn rpkg_outside_a_project_fails_clearly_and_creates_nothing() {
+    let empty = tempfile::tempdir().unwrap();
+    for verb in [
+        &["rpkg", "list"][..],
+        &["rpkg", "get"][..],
+        &["rpkg", "del", "x"][..],
+    ] {
+        let out = run_in(empty.path(), verb);
+        assert_eq!(out.status.code(), Some(1), "{verb:?}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("is not a porch-variants directory") && err.contains("local --init"),
+            "{err}"
+        );
+        assert!(out.stdout.is_empty(), "{verb:?} printed a table");
+    }
+    let left: Vec<_> = std::fs::read_dir(empty.path()).unwrap().collect();
+    assert!(left.is_empty(), "created {left:?}");
+}
+
+#[test]
+fn help_names_the_verbs_functions_and_exit_codes() {
+    let here = tempfile::tempdir().unwrap();
+    let top = String::from_utf8(run_in(here.path(), &["--help"]).stdout).unwrap();
+    for word in ["rpkg", "PackageRevision", "fn", "local", "controller"] {
+        assert!(top.contains(word), "--help lacks {word}:\n{top}");
+    }
+    let render =
+        String::from_utf8(run_in(here.path(), &["fn", "render", "--help"]).stdout).unwrap();
+    for word in [
+        "set-namespace",
+        "set-labels",
+        "set-annotations",
+        "apply-replacements",
+        "starlark",
+        "--fn-dir",
+        "--allow-exec",
+        "Exit codes",
+    ] {
+        assert!(
+            render.contains(word),
+            "fn render --help lacks {word}:\n{render}"
+        );
+    }
+    let rpkg = String::from_utf8(run_in(here.path(), &["rpkg", "--help"]).stdout).unwrap();
+    for verb in [
+        "list",
+        "get",
+        "init",
+        "clone",
+        "copy",
+        "pull",
+        "push",
+        "propose",
+        "approve",
+        "reject",
+        "propose-delete",
+        "delete",
+        "upgrade",
+    ] {
+        assert!(rpkg.contains(verb), "rpkg --help lacks {verb}:\n{rpkg}");
+    }
+}
+
+#[test]
+fn a_package_that_does_not_render_is_not_pushed_proposed_or_approved() {
+    let d = Dir::new();
+    d.ok(&[
+        "rpkg",
+        "init",
+        "z",
+        "--repository",
+        "blueprints",
+        "--workspace",
+        "v1",
+    ]);
+    let work = d.pull("blueprints.z.v1");
+    let kptfile = work.join("Kptfile");
+    let before = read(&kptfile);
+    let failing = format!("{before}pipeline:\n  mutators:\n  - exec: ./not-allowed\n");
+    std::fs::write(&kptfile, &failing).unwrap();
+    std::fs::write(work.join("cm.yaml"), CM).unwrap();
+    let err = d.fails(&["rpkg", "push", "blueprints.z.v1", work.to_str().unwrap()]);
+    assert!(
+        err.contains("push refused, nothing was saved") && err.contains("--allow-exec"),
+        "{err}"
+    );
+    let again = d.pull("blueprints.z.v1");
+    assert_eq!(
+        read(&again.join("Kptfile")),
+        before,
+        "the draft is unchanged"
+    );
+    assert!(!again.join("cm.yaml").exists());
+    std::fs::write(again.join("cm.yaml"), CM).unwrap();
+
+    // Asked to be saved anyway: saved, and its render fails.
+    let annotated = failing.replacen(
+        "metadata:\n",
+        "metadata:\n  annotations:\n    kpt.dev/save-on-render-failure: \"true\"\n",
+        1,
+    );
+    assert_ne!(annotated, failing, "{failing}");
+    std::fs::write(&kptfile, annotated).unwrap();
+    let _ = d.run(&["rpkg", "push", "blueprints.z.v1", work.to_str().unwrap()]);
+    assert_eq!(
+        condition(&d.object("blueprints.z.v1"), "Rendered")["status"],
+        "False"
+    );
+    let err = d.fails(&["rpkg", "propose", "blueprints.z.v1"]);
+    assert!(
+        err.contains("blueprints.z.v1 failed (its render failed") && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(d.object("blueprints.z.v1")["spec"]["lifecycle"], "Draft");
+    let forced = d.run(&["rpkg", "propose", "blueprints.z.v1", "--force"]);
+    assert!(
+        String::from_utf8_lossy(&forced.stderr).contains("as --force asks"),
+        "{forced:?}"
+    );
+    assert_eq!(d.object("blueprints.z.v1")["spec"]["lifecycle"], "Proposed");
+    let err = d.fails(&["rpkg", "approve", "blueprints.z.v1"]);
+    assert!(err.contains("its render failed"), "{err}");
+}
+
+#[test]
+fn an_upgrade_that_fails_leaves_nothing_and_one_with_nothing_newer_says_so() {
+    let d = Dir::new();
+    d.ok(&[
+        "rpkg",
+        "init",
+        "z",
+        "--repository",
+        "blueprints",
+        "--workspace",
+        "v1",
+    ]);
+    publish(&d, "blueprints", "blueprints.z.v1", "z/v1");
+    let clone = |package: &str| {
+        d.ok(&[
+            "rpkg",
+            "clone",
+            "blueprints.z.v1",
+            package,
+            "--repository",
+            "edge",
+            "--workspace",
+            "w1",
+        ])
+    };
+    clone("z");
+    publish(&d, "edge", "edge.z.w1", "z/v1");
+    // Nothing newer upstream: said, nothing made, and not an error.
+    let out = d.run(&["rpkg", "upgrade", "edge.z.w1", "--workspace", "w2"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("nothing to upgrade"),
+        "{out:?}"
+    );
+    assert!(
+        !d.ok(&["rpkg", "get"]).contains("edge.z.w2"),
+        "a no-op draft"
+    );
+
+    // A newer upstream, and a clone still in draft: upstream's rule
+    // refuses the upgrade, and nothing stays behind.
+    d.ok(&["rpkg", "copy", "blueprints.z.v1", "--workspace", "v2"]);
+    publish(&d, "blueprints", "blueprints.z.v2", "z/v2");
+    clone("y");
+    let upgrade = ["rpkg", "upgrade", "edge.y.w1", "--workspace", "w2"];
+    let err = d.fails(&upgrade);
+    assert!(err.contains("must be published"), "{err}");
+    assert!(!d.ok(&["rpkg", "get"]).contains("edge.y.w2"), "left behind");
+    publish(&d, "edge", "edge.y.w1", "y/v1");
+    d.ok(&upgrade);
+    assert_eq!(d.object("edge.y.w2")["status"]["creationSource"], "upgrade");
 }

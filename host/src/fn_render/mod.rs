@@ -20,6 +20,7 @@ use crate::runtime::{FunctionDirectory, GoWasmRuntime, Limits, WasmFnError};
 
 /// Options of `porch-variants fn render`.
 #[derive(Debug, Clone, clap::Args)]
+#[command(after_help = RENDER_HELP)]
 pub struct RenderArgs {
     /// The package directory (default: the current directory).
     #[arg(default_value = ".")]
@@ -45,6 +46,24 @@ pub struct RenderArgs {
     #[arg(long, value_name = "DIR", env = "PORCH_VARIANTS_FN_DIR")]
     pub fn_dir: Option<PathBuf>,
 }
+
+/// What `fn render --help` says after the options.
+const RENDER_HELP: &str = "\
+Functions:
+  builtins        set-namespace, set-labels, set-annotations and
+                  apply-replacements (the catalog's images, any tag) run
+                  inside the package-editing component
+  starlark        the catalog's starlark function, embedded
+  wasm            Go js/wasm modules from --fn-dir (kpt's wasm runtime ABI)
+  exec            exec: programs, only with --allow-exec (each in its own
+                  process group, killed with the render)
+
+Exit codes:
+  0  rendered
+  1  a function failed, or the package could not be read or written
+     (of the package, only the root Kptfile's Rendered condition is
+     written, unless it asks for kpt.dev/save-on-render-failure)
+  2  the command line is wrong";
 
 /// Errors reading or writing the package.
 #[derive(Debug, thiserror::Error)]

@@ -761,6 +761,7 @@ pub enum RpkgCommand {
     /// Delete the named drafts, proposed revisions, or revisions whose
     /// deletion was proposed; with --all, every revision whose deletion was
     /// proposed (never all drafts at once).
+    #[command(alias = "del")]
     Delete(Names),
     /// Create a package with kpt's initializer, as a draft (a v1alpha2
     /// PackageRevision with `source.init`).
@@ -784,14 +785,16 @@ pub enum RpkgCommand {
         /// The revision.
         name: String,
         /// The directory.
-        dir: PathBuf,
+        #[arg(value_name = "DIR")]
+        to: PathBuf,
     },
     /// Replace a draft's files with a directory's, and render it.
     Push {
         /// The draft.
         name: String,
         /// The directory.
-        dir: PathBuf,
+        #[arg(value_name = "DIR")]
+        from: PathBuf,
     },
 }
 
@@ -803,6 +806,16 @@ pub struct Names {
     /// Every revision in the lifecycle the command applies to.
     #[arg(long)]
     pub all: bool,
+    /// Propose or approve a revision whose render failed (said, not
+    /// silent).
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Whether `local` has run on `dir` (its repositories or its state are
+/// there).
+fn is_local_directory(dir: &Path) -> bool {
+    dir.join("repos").is_dir() || dir.join(".porch-variants").is_dir()
 }
 
 /// `porch-variants rpkg --dir <dir> <command>`.
@@ -812,6 +825,16 @@ pub fn run_rpkg(
     cmd: &RpkgCommand,
     output: Output,
 ) -> Result<(), LocalError> {
+    // Outside a directory `local` has run on, nothing is created (not even
+    // the lock) and nothing is listed as if it were empty.
+    if !is_local_directory(dir) {
+        return Err(LocalError::Usage(format!(
+            "{} is not a porch-variants directory (no repos/ and no .porch-variants/): \
+             `porch-variants local --init {}` makes one from its Repository objects",
+            dir.display(),
+            dir.display()
+        )));
+    }
     let OpenedRepositories {
         store: git,
         lock: _lock,
@@ -934,7 +957,26 @@ pub fn run_rpkg(
             }
             Ok(())
         };
-    let act = |names: Vec<String>, to: Option<Lifecycle>, verb: &str| -> Result<(), LocalError> {
+    // A revision whose render failed is not proposed or approved, unless
+    // forced: what it would publish is not what its pipeline makes.
+    let render_failure = |name: &str| -> Option<String> {
+        let obj = crate::prc::PrApi::get(&session.as_ref()?.api, namespace, name).ok()?;
+        let rendered = obj["status"]["conditions"]
+            .as_array()?
+            .iter()
+            .find(|c| c["type"] == "Rendered")?;
+        (rendered["status"] == "False").then(|| {
+            rendered["message"]
+                .as_str()
+                .unwrap_or("no message")
+                .to_string()
+        })
+    };
+    let act = |names: Vec<String>,
+               to: Option<Lifecycle>,
+               verb: &str,
+               force: bool|
+     -> Result<(), LocalError> {
         let mut refused = Vec::new();
         let names: Vec<String> = names
             .into_iter()
@@ -944,6 +986,23 @@ pub fn run_rpkg(
                     None
                 }
                 (Ok(from), Some(to)) => match porchctl_rule(from, to) {
+                    Rule::Move if matches!(to, Lifecycle::Proposed | Lifecycle::Published) => {
+                        match render_failure(&name) {
+                            None => Some(name),
+                            Some(why) if force => {
+                                eprintln!("{name}: its render failed ({why}); {verb} as --force asks");
+                                Some(name)
+                            }
+                            Some(why) => {
+                                let why = format!(
+                                    "its render failed: {why}; push a package that renders, or pass --force"
+                                );
+                                eprintln!("{name} failed ({why})");
+                                refused.push(why);
+                                None
+                            }
+                        }
+                    }
                     Rule::Move => Some(name),
                     Rule::Already => {
                         eprintln!("{name} is already {}", lifecycle_word(to));
@@ -1015,23 +1074,32 @@ pub fn run_rpkg(
             select(n, &[Lifecycle::Draft])?,
             Some(Lifecycle::Proposed),
             "proposed",
+            n.force,
         ),
         RpkgCommand::Approve(n) => act(
             select(n, &[Lifecycle::Proposed])?,
             Some(Lifecycle::Published),
             "approved",
+            n.force,
         ),
         RpkgCommand::Reject(n) => act(
             select(n, &[Lifecycle::Proposed])?,
             Some(Lifecycle::Draft),
             "rejected",
+            n.force,
         ),
         RpkgCommand::ProposeDelete(n) => act(
             select(n, &[Lifecycle::Published])?,
             Some(Lifecycle::DeletionProposed),
             "deletion proposed",
+            n.force,
         ),
-        RpkgCommand::Delete(n) => act(select(n, &[Lifecycle::DeletionProposed])?, None, "deleted"),
+        RpkgCommand::Delete(n) => act(
+            select(n, &[Lifecycle::DeletionProposed])?,
+            None,
+            "deleted",
+            n.force,
+        ),
         RpkgCommand::Init(a) => super::rpkg::init(v2()?, namespace, a),
         RpkgCommand::Clone(a) => super::rpkg::clone(v2()?, namespace, a),
         RpkgCommand::Copy(a) => super::rpkg::copy(v2()?, namespace, a),
@@ -1039,8 +1107,8 @@ pub fn run_rpkg(
         RpkgCommand::Get { names } => {
             super::rpkg::get(v2()?, namespace, names, output == Output::Json)
         }
-        RpkgCommand::Pull { name, dir: to } => super::rpkg::pull(v2()?, namespace, name, to),
-        RpkgCommand::Push { name, dir: from } => super::rpkg::push(v2()?, namespace, name, from),
+        RpkgCommand::Pull { name, to } => super::rpkg::pull(v2()?, namespace, name, to),
+        RpkgCommand::Push { name, from } => super::rpkg::push(v2()?, namespace, name, from),
     };
     if let Some(s) = &session {
         s.compact()?;

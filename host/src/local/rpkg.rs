@@ -688,8 +688,22 @@ pub struct UpgradeArgs {
 }
 
 fn finish(s: &Session<'_>, pr: &PrV2, outcome: &Outcome, verb: &str) -> Result<(), LocalError> {
-    check(&pr.metadata.name, pr, outcome)?;
-    let _ = s;
+    if let Err(e) = check(&pr.metadata.name, pr, outcome) {
+        // A revision whose source failed has no content: the object goes
+        // too, so that the same command can be run again once fixed. (One
+        // whose render failed stays, to be fixed by a push.)
+        let source_failed = pr
+            .status
+            .conditions
+            .iter()
+            .any(|c| c.type_ == "Ready" && c.status == "False" && c.reason == "Failed");
+        if source_failed {
+            if let Err(cleanup) = s.delete(&pr.metadata.namespace, &pr.metadata.name) {
+                tracing::warn!(name = %pr.metadata.name, error = %cleanup, "removing the failed revision");
+            }
+        }
+        return Err(e);
+    }
     crate::outln!("{} {verb}", pr.metadata.name);
     Ok(())
 }
@@ -790,6 +804,13 @@ pub fn upgrade(s: &Session<'_>, ns: &str, a: &UpgradeArgs) -> Result<(), LocalEr
             old.spec.package_name
         ))
     })?;
+    if new.metadata.name == old.metadata.name {
+        eprintln!(
+            "{}: already at revision {} of {}, the newest published; nothing to upgrade",
+            a.source, old.status.revision, old.spec.package_name
+        );
+        return Ok(());
+    }
     let source = json!({"upgrade": {
         "oldUpstream": {"name": old.metadata.name},
         "newUpstream": {"name": new.metadata.name},
@@ -831,6 +852,7 @@ pub fn push(s: &Session<'_>, ns: &str, name: &str, dir: &Path) -> Result<(), Loc
             dir.display()
         )));
     }
+    refuse_unrendered(s, name, &files)?;
     s.store.update_resources(ns, name, &files, "")?;
     if s.api.get(ns, name).is_err() {
         s.discover(ns)?;
@@ -840,6 +862,42 @@ pub fn push(s: &Session<'_>, ns: &str, name: &str, dir: &Path) -> Result<(), Loc
     check(name, &pr, &outcome)?;
     crate::outln!("{name} pushed: {}", describe(&pr));
     Ok(())
+}
+
+/// Porch's rule for a push: a package whose render fails is not saved
+/// (the error is returned) unless its Kptfile asks for
+/// `kpt.dev/save-on-render-failure`.
+fn refuse_unrendered(
+    s: &Session<'_>,
+    name: &str,
+    files: &crate::store::Files,
+) -> Result<(), LocalError> {
+    let save_anyway = files
+        .get("Kptfile")
+        .and_then(|t| pv_core::render::kptfile::decode(t).ok())
+        .and_then(|k| k.annotations.get("kpt.dev/save-on-render-failure").cloned())
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    if save_anyway {
+        return Ok(());
+    }
+    let rendered = {
+        let mut runtime = s
+            .renderer
+            .runtime
+            .lock()
+            .map_err(|_| LocalError::Usage("the function runtime is unusable".into()))?;
+        s.core
+            .render_package(files.clone(), &s.renderer.options, &mut **runtime)
+            .map_err(|e| LocalError::Usage(format!("{name}: rendering: {e}")))?
+    };
+    match rendered.failure {
+        None => Ok(()),
+        Some(f) => Err(LocalError::Usage(format!(
+            "{name}: push refused, nothing was saved: the package does not render: {} \
+             (a Kptfile annotated kpt.dev/save-on-render-failure: \"true\" is saved anyway)",
+            f.detail.trim_end().replace('\n', "; ")
+        ))),
+    }
 }
 
 /// `rpkg get`: the objects, as porchctl prints them.
