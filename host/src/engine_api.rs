@@ -596,6 +596,30 @@ impl<T: Exports + Send + Sync> Core for T {
     }
 }
 
+/// The component's render options.
+fn render_options(options: &RenderOptions) -> wit::PackageRenderOptions {
+    wit::PackageRenderOptions {
+        allow_exec: options.allow_exec,
+        image_prefix: options.image_prefix.clone(),
+        root_path: options.root_path.clone(),
+    }
+}
+
+/// The answer to the `asked`-th function a render asks for; past
+/// [`MAX_RENDER_FUNCTIONS`], the message that stops the render.
+fn answer_request(
+    runtime: &mut dyn FunctionRuntime,
+    req: wit::FunctionRequest,
+    asked: usize,
+) -> Result<wit::FunctionAnswer, String> {
+    if asked >= MAX_RENDER_FUNCTIONS {
+        return Err(format!(
+            "a render asked for more than {MAX_RENDER_FUNCTIONS} functions"
+        ));
+    }
+    Ok(run_requested(runtime, req))
+}
+
 /// Runs the function a render asked for: its answer.
 fn run_requested(
     runtime: &mut dyn FunctionRuntime,
@@ -742,6 +766,64 @@ impl ComponentCore {
     pub fn load() -> CoreResult<Self> {
         Ok(ComponentCore(CoreComponent::new()?))
     }
+
+    /// Renders `files` with the rendered files left in the instance:
+    /// `finish` gets each file's path, size and hash and a function that
+    /// takes files by path, so the caller need never hold the whole
+    /// rendered package. The render's report (without files) and what
+    /// `finish` returned.
+    pub fn render_held<T>(
+        &self,
+        files: Files,
+        options: &RenderOptions,
+        runtime: &mut dyn FunctionRuntime,
+        finish: &mut dyn FnMut(
+            Vec<crate::package_dir::HeldFile>,
+            crate::package_dir::Fetch<'_>,
+        ) -> T,
+    ) -> CoreResult<(RenderedPackage, T)> {
+        let options = render_options(options);
+        let mut answer =
+            |req: wit::FunctionRequest, asked: usize| answer_request(runtime, req, asked);
+        let mut report = RenderedPackage::default();
+        let mut on_done = |held: wit::HeldRender, take: crate::component::TakeHeld<'_>| {
+            let files = held
+                .files
+                .into_iter()
+                .map(|f| crate::package_dir::HeldFile {
+                    path: f.path,
+                    size: f.size,
+                    hash: f.hash,
+                })
+                .collect();
+            report = RenderedPackage {
+                files: Files::new(),
+                failure: held.failure.map(|f| RenderFailure {
+                    message: f.message,
+                    cause: f.cause,
+                    handled: f.handled,
+                    detail: f.detail,
+                }),
+                results_yaml: held.results_yaml,
+                summary: held.summary,
+                log: held.log,
+            };
+            let mut fetch = |paths: Vec<String>| {
+                take(paths)
+                    .map(|files| files.into_iter().map(|f| (f.path, f.content)).collect())
+                    .map_err(|e| e.to_string())
+            };
+            finish(files, &mut fetch)
+        };
+        let out = self
+            .0
+            .render_files_held(files, &options, &mut answer, &mut on_done)?
+            .map_err(|message| CoreError::Decode {
+                operation: "render-package",
+                message,
+            })?;
+        Ok((report, out))
+    }
 }
 
 impl Exports for ComponentCore {
@@ -790,19 +872,9 @@ impl Exports for ComponentCore {
         options: &RenderOptions,
         runtime: &mut dyn FunctionRuntime,
     ) -> CoreResult<RenderedPackage> {
-        let options = wit::PackageRenderOptions {
-            allow_exec: options.allow_exec,
-            image_prefix: options.image_prefix.clone(),
-            root_path: options.root_path.clone(),
-        };
-        let mut answer = |req: wit::FunctionRequest, asked: usize| {
-            if asked >= MAX_RENDER_FUNCTIONS {
-                return Err(format!(
-                    "a render asked for more than {MAX_RENDER_FUNCTIONS} functions"
-                ));
-            }
-            Ok(run_requested(runtime, req))
-        };
+        let options = render_options(options);
+        let mut answer =
+            |req: wit::FunctionRequest, asked: usize| answer_request(runtime, req, asked);
         let done = self
             .0
             .render_files(files, &options, &mut answer)?

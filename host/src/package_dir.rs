@@ -52,6 +52,9 @@ pub enum PackageDirError {
         /// Why.
         source: std::io::Error,
     },
+    /// The rendered files could not be taken from where they are held.
+    #[error("reading the rendered files: {0}")]
+    Fetch(String),
     /// The journal of an earlier write does not read.
     #[error("{}: {message} (remove it to keep the package as it is)", path.display())]
     Journal {
@@ -285,7 +288,7 @@ pub fn write_changes(
                 }),
         )
         .collect();
-    apply(dir, entries, files)
+    apply(dir, entries, &mut { files })
 }
 
 /// [`write_changes`] without the old texts in memory: `read` are the
@@ -313,7 +316,7 @@ pub fn write_changes_on_disk(
             delete: true,
         });
     }
-    apply(dir, entries, files)
+    apply(dir, entries, &mut { files })
 }
 
 /// Whether the regular file at `path` holds `text` (anything else, or a
@@ -327,11 +330,150 @@ fn same_on_disk(path: &Path, text: &str) -> bool {
     }
 }
 
-/// Writes `entries` (paths of `files`, or deletions) as one.
+/// Where the texts of the files to write come from.
+trait Texts {
+    /// Hands each of `paths` with its text to `write`.
+    fn each(
+        &mut self,
+        paths: &[&str],
+        write: &mut dyn FnMut(&str, &str) -> Result<(), PackageDirError>,
+    ) -> Result<(), PackageDirError>;
+    /// The text of one file (for an error naming its resources).
+    fn one(&mut self, path: &str) -> Result<Option<String>, PackageDirError>;
+}
+
+impl Texts for &std::collections::BTreeMap<String, String> {
+    fn each(
+        &mut self,
+        paths: &[&str],
+        write: &mut dyn FnMut(&str, &str) -> Result<(), PackageDirError>,
+    ) -> Result<(), PackageDirError> {
+        for p in paths {
+            if let Some(text) = self.get(*p) {
+                write(p, text)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn one(&mut self, path: &str) -> Result<Option<String>, PackageDirError> {
+        Ok(self.get(path).cloned())
+    }
+}
+
+/// A rendered file held elsewhere: its path, length and FNV-1a hash
+/// (`pv_core::render::package::content_hash`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldFile {
+    /// The file, relative to the package.
+    pub path: String,
+    /// Its length in bytes.
+    pub size: u64,
+    /// The hash of its bytes.
+    pub hash: u64,
+}
+
+/// Takes held files' texts by path.
+pub type Fetch<'a> = &'a mut dyn FnMut(Vec<String>) -> Result<Vec<(String, String)>, String>;
+
+/// Texts fetched a batch of [`FETCH_BATCH_BYTES`] at a time.
+struct Fetched<'a, 'b> {
+    sizes: std::collections::BTreeMap<&'a str, u64>,
+    fetch: Fetch<'b>,
+}
+
+/// Bytes of held files fetched at once.
+const FETCH_BATCH_BYTES: u64 = 4 << 20;
+
+impl Fetched<'_, '_> {
+    fn fetch(&mut self, paths: Vec<String>) -> Result<Vec<(String, String)>, PackageDirError> {
+        (self.fetch)(paths).map_err(PackageDirError::Fetch)
+    }
+}
+
+impl Texts for Fetched<'_, '_> {
+    fn each(
+        &mut self,
+        paths: &[&str],
+        write: &mut dyn FnMut(&str, &str) -> Result<(), PackageDirError>,
+    ) -> Result<(), PackageDirError> {
+        let mut batch = Vec::new();
+        let mut bytes = 0;
+        for (i, p) in paths.iter().enumerate() {
+            bytes += self.sizes.get(p).copied().unwrap_or(0);
+            batch.push((*p).to_string());
+            if bytes >= FETCH_BATCH_BYTES || i + 1 == paths.len() {
+                let asked = std::mem::take(&mut batch);
+                let got = self.fetch(asked.clone())?;
+                if let Some(missing) = asked.iter().find(|p| !got.iter().any(|(g, _)| g == *p)) {
+                    return Err(PackageDirError::Fetch(format!("{missing} was not given")));
+                }
+                for (path, text) in got {
+                    write(&path, &text)?;
+                }
+                bytes = 0;
+            }
+        }
+        Ok(())
+    }
+
+    fn one(&mut self, path: &str) -> Result<Option<String>, PackageDirError> {
+        Ok(self
+            .fetch(vec![path.to_string()])?
+            .into_iter()
+            .next()
+            .map(|(_, t)| t))
+    }
+}
+
+/// [`write_changes_on_disk`] for rendered files held elsewhere (in the
+/// component's instance): each is compared with the disk by length and
+/// hash, and only the changed ones are fetched, a batch at a time, each
+/// batch written beside the old files and dropped.
+pub fn write_changes_held(
+    dir: &Path,
+    read: &std::collections::BTreeSet<String>,
+    held: &[HeldFile],
+    fetch: Fetch<'_>,
+) -> Result<(), PackageDirError> {
+    recover(dir)?;
+    let held_paths: std::collections::BTreeSet<&str> =
+        held.iter().map(|h| h.path.as_str()).collect();
+    let mut entries = Vec::new();
+    let mut sizes = std::collections::BTreeMap::new();
+    for h in held {
+        if !read.contains(&h.path) || !same_hash_on_disk(&dir.join(&h.path), h.size, h.hash) {
+            entries.push(Entry {
+                path: h.path.clone(),
+                delete: false,
+            });
+            sizes.insert(h.path.as_str(), h.size);
+        }
+    }
+    for p in read.iter().filter(|p| !held_paths.contains(p.as_str())) {
+        entries.push(Entry {
+            path: p.clone(),
+            delete: true,
+        });
+    }
+    apply(dir, entries, &mut Fetched { sizes, fetch })
+}
+
+/// Whether the regular file at `path` has `size` bytes hashing to `hash`.
+fn same_hash_on_disk(path: &Path, size: u64, hash: u64) -> bool {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_file() && m.len() == size => std::fs::read(path)
+            .is_ok_and(|bytes| pv_core::render::package::content_hash(&bytes) == hash),
+        _ => false,
+    }
+}
+
+/// Writes `entries` (paths of files whose texts `texts` has, or
+/// deletions) as one.
 fn apply(
     dir: &Path,
     mut entries: Vec<Entry>,
-    files: &std::collections::BTreeMap<String, String>,
+    texts: &mut dyn Texts,
 ) -> Result<(), PackageDirError> {
     if entries.is_empty() {
         return Ok(());
@@ -340,8 +482,15 @@ fn apply(
     entries.sort_by_key(|e| e.path == "Kptfile");
     let mut created: Vec<String> = Vec::new();
     for e in &entries {
-        let text = files.get(&e.path).map(String::as_str);
-        for d in check_path(dir, &e.path, text)? {
+        let dirs = match check_path(dir, &e.path, None) {
+            Err(PackageDirError::Refused { .. }) if !e.delete => {
+                // Again with the text, for the resources the error names.
+                let text = texts.one(&e.path)?;
+                check_path(dir, &e.path, text.as_deref())?
+            }
+            other => other?,
+        };
+        for d in dirs {
             if !e.delete && !created.contains(&d) {
                 created.push(d);
             }
@@ -364,10 +513,16 @@ fn apply(
         // Made here, or by someone else meanwhile: a directory, not a link.
         check_path(dir, &format!("{d}/x"), None)?;
     }
-    for e in journal.entries.iter().filter(|e| !e.delete) {
-        let new = new_file(&dir.join(&e.path));
-        std::fs::write(&new, &files[&e.path]).map_err(io("writing", &new))?;
-    }
+    let writes: Vec<&str> = journal
+        .entries
+        .iter()
+        .filter(|e| !e.delete)
+        .map(|e| e.path.as_str())
+        .collect();
+    texts.each(&writes, &mut |path, text| {
+        let new = new_file(&dir.join(path));
+        std::fs::write(&new, text).map_err(io("writing", &new))
+    })?;
     journal.state = State::Switching;
     write_journal(dir, &journal)?;
     switch(dir, &journal.entries)?;
@@ -385,6 +540,65 @@ mod tests {
             .iter()
             .map(|(p, t)| (p.to_string(), t.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn held_files_are_fetched_only_when_they_changed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        std::fs::write(dir.join("Kptfile"), "old kptfile").unwrap();
+        std::fs::write(dir.join("same.yaml"), "same").unwrap();
+        std::fs::write(dir.join("gone.yaml"), "gone").unwrap();
+        let read = ["Kptfile", "same.yaml", "gone.yaml"]
+            .iter()
+            .map(|p| p.to_string())
+            .collect();
+        let after = files(&[
+            ("Kptfile", "new kptfile"),
+            ("same.yaml", "same"),
+            ("sub/new.yaml", "new"),
+        ]);
+        let held: Vec<HeldFile> = after
+            .iter()
+            .map(|(p, t)| HeldFile {
+                path: p.clone(),
+                size: t.len() as u64,
+                hash: pv_core::render::package::content_hash(t.as_bytes()),
+            })
+            .collect();
+        let mut asked = Vec::new();
+        let mut fetch = |paths: Vec<String>| {
+            asked.extend(paths.iter().cloned());
+            Ok(paths
+                .into_iter()
+                .map(|p| {
+                    let t = after[&p].clone();
+                    (p, t)
+                })
+                .collect())
+        };
+        write_changes_held(dir, &read, &held, &mut fetch).unwrap();
+        asked.sort();
+        assert_eq!(asked, ["Kptfile", "sub/new.yaml"]);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("Kptfile")).unwrap(),
+            "new kptfile"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("sub/new.yaml")).unwrap(),
+            "new"
+        );
+        assert!(!dir.join("gone.yaml").exists());
+        assert!(!dir.join(JOURNAL).exists());
+        // A file the holder does not give is an error before any switch.
+        std::fs::write(dir.join("Kptfile"), "older").unwrap();
+        let mut none = |_: Vec<String>| Ok(Vec::new());
+        let err = write_changes_held(dir, &read, &held, &mut none).unwrap_err();
+        assert!(err.to_string().contains("was not given"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("Kptfile")).unwrap(),
+            "older"
+        );
     }
 
     #[test]

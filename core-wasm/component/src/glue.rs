@@ -415,6 +415,56 @@ pub fn render_staged(
     step
 }
 
+/// `render-held`: `render-staged` whose rendered files stay in the
+/// instance for `take-held`.
+pub fn render_held(
+    options: &wit::PackageRenderOptions,
+    answers: &[wit::FunctionAnswer],
+) -> wit::HeldRenderStep {
+    let files = STAGED.with(|staged| std::mem::take(&mut *staged.borrow_mut()));
+    let (step, pending_files) = render_step(files, options, answers);
+    if let Some(files) = pending_files {
+        STAGED.with(|staged| *staged.borrow_mut() = files);
+    }
+    match step {
+        wit::PackageRenderStep::RunFunction(request) => wit::HeldRenderStep::RunFunction(request),
+        wit::PackageRenderStep::Done(done) => {
+            let mut held = Vec::with_capacity(done.files.len());
+            let mut kept = BTreeMap::new();
+            for f in done.files {
+                held.push(wit::HeldFile {
+                    size: f.content.len() as u64,
+                    hash: pv_core::render::package::content_hash(f.content.as_bytes()),
+                    path: f.path.clone(),
+                });
+                kept.insert(f.path, f.content);
+            }
+            STAGED.with(|staged| *staged.borrow_mut() = kept);
+            wit::HeldRenderStep::Done(wit::HeldRender {
+                files: held,
+                failure: done.failure,
+                results_yaml: done.results_yaml,
+                summary: done.summary,
+                log: done.log,
+            })
+        }
+    }
+}
+
+/// `take-held`: the held files at `paths`, removed from the instance.
+pub fn take_held(paths: Vec<String>) -> Vec<wit::File> {
+    STAGED.with(|staged| {
+        let mut staged = staged.borrow_mut();
+        paths
+            .into_iter()
+            .filter_map(|path| {
+                let content = staged.remove(&path)?;
+                Some(wit::File { path, content })
+            })
+            .collect()
+    })
+}
+
 /// One render with `answers`: the step, and the files back when a
 /// function's output is still to come.
 fn render_step(

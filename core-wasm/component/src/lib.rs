@@ -87,6 +87,17 @@ impl bindings::Guest for Component {
         glue::render_staged(&options, &answers)
     }
 
+    fn render_held(
+        options: wit::PackageRenderOptions,
+        answers: Vec<wit::FunctionAnswer>,
+    ) -> wit::HeldRenderStep {
+        glue::render_held(&options, &answers)
+    }
+
+    fn take_held(paths: Vec<String>) -> Vec<wit::File> {
+        glue::take_held(paths)
+    }
+
     fn reconcile_package_revision(input: wit::Json) -> wit::Json {
         glue::reconcile_package_revision(&input)
     }

@@ -13,6 +13,17 @@ use super::krmignore::KrmIgnore;
 /// root) to content.
 pub type Files = BTreeMap<String, String>;
 
+/// FNV-1a (64 bits) of a file's bytes: how a host that holds no copy of a
+/// rendered file tells whether the file on disk already has its text.
+pub fn content_hash(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        hash ^= u64::from(*b);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash
+}
+
 /// The directory part of a path (`""` at the root).
 pub fn dir_of(path: &str) -> &str {
     path.rfind('/').map_or("", |i| &path[..i])

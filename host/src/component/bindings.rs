@@ -18,11 +18,12 @@ wasmtime::component::bindgen!({
 pub mod types {
     pub use super::{
         CelLimits, CloneInput, Condition, Draft, DraftKind, EnsureMutations, File, FormattedFile,
-        FunctionAnswer, FunctionOutput, FunctionRequest, InjectionResult, Json, MergeConflict,
-        MutationError, MutationInput, MutationOutcome, MutationTarget, ObjectKind,
-        PackageCondition, PackageRenderFailure, PackageRenderInput, PackageRenderOptions,
-        PackageRenderStep, PackageRendered, PlanInput, PlanOutcome, PlanStep, ReadinessGate,
-        ReconcilePlan, RenderError, RenderFailure, RenderInput, RenderOutcome, RenderStats,
-        RevisionUpdate, SyncPlan, UpdateReason, UpgradeInput, UpgradeOutcome, UpstreamSource,
+        FunctionAnswer, FunctionOutput, FunctionRequest, HeldFile, HeldRender, HeldRenderStep,
+        InjectionResult, Json, MergeConflict, MutationError, MutationInput, MutationOutcome,
+        MutationTarget, ObjectKind, PackageCondition, PackageRenderFailure, PackageRenderInput,
+        PackageRenderOptions, PackageRenderStep, PackageRendered, PlanInput, PlanOutcome, PlanStep,
+        ReadinessGate, ReconcilePlan, RenderError, RenderFailure, RenderInput, RenderOutcome,
+        RenderStats, RevisionUpdate, SyncPlan, UpdateReason, UpgradeInput, UpgradeOutcome,
+        UpstreamSource,
     };
 }

@@ -131,6 +131,10 @@ pub struct ComponentConfig {
     pub cache: CodeCache,
 }
 
+/// Takes held files from an instance by path
+/// ([`CoreComponent::render_files_held`]).
+pub type TakeHeld<'a> = &'a mut dyn FnMut(Vec<String>) -> Result<Vec<types::File>, ComponentError>;
+
 /// Bytes of files [`CoreComponent::render_files`] stages in one call.
 const STAGE_BATCH_BYTES: usize = 4 << 20;
 
@@ -641,25 +645,7 @@ impl CoreComponent {
         ) -> Result<types::FunctionAnswer, String>,
     ) -> Result<Result<types::PackageRendered, String>, ComponentError> {
         self.with_instance(|i| {
-            let mut staged = 0usize;
-            let mut batch: Vec<types::File> = Vec::new();
-            let mut batch_bytes = 0usize;
-            let mut fresh = true;
-            let mut files = files.into_iter().peekable();
-            while let Some((path, content)) = files.next() {
-                batch_bytes += path.len() + content.len();
-                batch.push(types::File { path, content });
-                if batch_bytes >= STAGE_BATCH_BYTES || files.peek().is_none() {
-                    staged += batch_bytes;
-                    i.stage_files(&batch, fresh, staged)?;
-                    fresh = false;
-                    batch = Vec::new();
-                    batch_bytes = 0;
-                }
-            }
-            if fresh {
-                i.stage_files(&[], true, 0)?;
-            }
+            let staged = i.stage_all(files)?;
             let mut answers = Vec::new();
             loop {
                 match i.render_staged(options, &answers, staged)? {
@@ -677,6 +663,44 @@ impl CoreComponent {
                     }
                 }
             }
+        })
+    }
+
+    /// [`CoreComponent::render_files`] whose rendered files stay in the
+    /// instance: `finish` gets the render's record (each file's path, size
+    /// and hash) and a function that takes files from the instance by path,
+    /// so that the caller holds at most the files it asks for at once.
+    pub fn render_files_held<T>(
+        &self,
+        files: std::collections::BTreeMap<String, String>,
+        options: &types::PackageRenderOptions,
+        answer: &mut dyn FnMut(
+            types::FunctionRequest,
+            usize,
+        ) -> Result<types::FunctionAnswer, String>,
+        finish: &mut dyn FnMut(types::HeldRender, TakeHeld<'_>) -> T,
+    ) -> Result<Result<T, String>, ComponentError> {
+        self.with_instance(|i| {
+            let staged = i.stage_all(files)?;
+            let mut answers = Vec::new();
+            let held = loop {
+                match i.render_held(options, &answers, staged)? {
+                    types::HeldRenderStep::Done(held) => break held,
+                    types::HeldRenderStep::RunFunction(request) => {
+                        match answer(request, answers.len()) {
+                            Ok(a) => answers.push(a),
+                            Err(message) => {
+                                i.stage_files(&[], true, 0)?;
+                                return Ok(Err(message));
+                            }
+                        }
+                    }
+                }
+            };
+            let out = finish(held, &mut |paths| i.take_held(&paths, staged));
+            // Nothing stays held in an instance kept for later calls.
+            i.stage_files(&[], true, 0)?;
+            Ok(Ok(out))
         })
     }
 
@@ -829,6 +853,57 @@ impl Instance<'_> {
         self.call("stage-files", staged_bytes, |b, s| {
             b.call_stage_files(s, files, fresh)
         })
+    }
+
+    /// Stages `files` in batches of [`STAGE_BATCH_BYTES`], each dropped
+    /// once the instance holds it (whatever was staged before is dropped
+    /// first); the bytes staged.
+    pub fn stage_all(
+        &mut self,
+        files: std::collections::BTreeMap<String, String>,
+    ) -> Result<usize, ComponentError> {
+        let mut staged = 0usize;
+        let mut batch: Vec<types::File> = Vec::new();
+        let mut batch_bytes = 0usize;
+        let mut fresh = true;
+        let mut files = files.into_iter().peekable();
+        while let Some((path, content)) = files.next() {
+            batch_bytes += path.len() + content.len();
+            batch.push(types::File { path, content });
+            if batch_bytes >= STAGE_BATCH_BYTES || files.peek().is_none() {
+                staged += batch_bytes;
+                self.stage_files(&batch, fresh, staged)?;
+                fresh = false;
+                batch = Vec::new();
+                batch_bytes = 0;
+            }
+        }
+        if fresh {
+            self.stage_files(&[], true, 0)?;
+        }
+        Ok(staged)
+    }
+
+    /// `render-held`; `staged_bytes` as for [`Instance::stage_files`].
+    pub fn render_held(
+        &mut self,
+        options: &types::PackageRenderOptions,
+        answers: &[types::FunctionAnswer],
+        staged_bytes: usize,
+    ) -> Result<types::HeldRenderStep, ComponentError> {
+        let answer_bytes: usize = answers.iter().map(answer_len).sum();
+        self.call("render-held", staged_bytes + answer_bytes, |b, s| {
+            b.call_render_held(s, options, answers)
+        })
+    }
+
+    /// `take-held`; `held_bytes` is what the instance holds.
+    pub fn take_held(
+        &mut self,
+        paths: &[String],
+        held_bytes: usize,
+    ) -> Result<Vec<types::File>, ComponentError> {
+        self.call("take-held", held_bytes, |b, s| b.call_take_held(s, paths))
     }
 
     /// `render-staged`; `staged_bytes` as for [`Instance::stage_files`].

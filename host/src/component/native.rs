@@ -8,8 +8,8 @@
 
 pub use glue::{
     apply_mutations, clone_package, format_files, plan_reconcile, reconcile_package_revision,
-    render_package, render_package_variant_set, render_staged, stage_files, upgrade_package,
-    validate_package_variant, validate_package_variant_set, version,
+    render_held, render_package, render_package_variant_set, render_staged, stage_files, take_held,
+    upgrade_package, validate_package_variant, validate_package_variant_set, version,
 };
 
 /// The WIT records, under the name the glue expects.

@@ -292,16 +292,24 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
         image_prefix: args.image_prefix.clone(),
         starlark: starlark::EmbeddedStarlark::default(),
     };
-    let core: Box<dyn Core> = if args.native_core {
-        Box::new(NativeCore)
-    } else {
-        Box::new(ComponentCore::load()?)
-    };
-    // The render takes the files: the package is held once, as the core
-    // holds it, and the result is compared with the disk.
+    // The render takes the files, and the result is compared with the
+    // disk: the host keeps no copy of the package. The component keeps the
+    // rendered files, and only the changed ones are taken from it, a batch
+    // at a time, each written beside the old files and dropped.
     let read: std::collections::BTreeSet<String> = before.keys().cloned().collect();
-    let out = core.render_package(before, &opts, &mut runtime)?;
-    write_changes_on_disk(&dir, &read, &out.files)?;
+    let out = if args.native_core {
+        let out = NativeCore.render_package(before, &opts, &mut runtime)?;
+        write_changes_on_disk(&dir, &read, &out.files)?;
+        out
+    } else {
+        let core = ComponentCore::load()?;
+        let (out, written) =
+            core.render_held(before, &opts, &mut runtime, &mut |held, fetch| {
+                crate::package_dir::write_changes_held(&dir, &read, &held, fetch)
+            })?;
+        written?;
+        out
+    };
     report(&dir, args.results_dir.as_deref(), &out)
 }
 
