@@ -127,6 +127,19 @@ fn condition<'a>(obj: &'a serde_json::Value, t: &str) -> &'a serde_json::Value {
 }
 
 /// Publishes a draft, checking its tag appears.
+/// `rpkg init` of package `z` in blueprints, workspace v1.
+fn init_z(d: &Dir) {
+    d.ok(&[
+        "rpkg",
+        "init",
+        "z",
+        "--repository",
+        "blueprints",
+        "--workspace",
+        "v1",
+    ]);
+}
+
 fn publish(d: &Dir, repo: &str, name: &str, tag: &str) {
     d.ok(&["rpkg", "propose", name]);
     let ws = name.rsplit('.').next().unwrap();
@@ -626,15 +639,7 @@ fn a_missing_repository_says_what_creates_it() {
 #[test]
 fn lifecycle_verbs_follow_porchctls_rules() {
     let d = Dir::new();
-    d.ok(&[
-        "rpkg",
-        "init",
-        "z",
-        "--repository",
-        "blueprints",
-        "--workspace",
-        "v1",
-    ]);
+    init_z(&d);
     let err = d.fails(&["rpkg", "approve", "blueprints.z.v1"]);
     assert!(
         err.contains("blueprints.z.v1 failed (cannot change approval from Draft to Published)"),
@@ -778,15 +783,7 @@ fn help_names_the_verbs_functions_and_exit_codes() {
 #[test]
 fn a_package_that_does_not_render_is_not_pushed_proposed_or_approved() {
     let d = Dir::new();
-    d.ok(&[
-        "rpkg",
-        "init",
-        "z",
-        "--repository",
-        "blueprints",
-        "--workspace",
-        "v1",
-    ]);
+    init_z(&d);
     let work = d.pull("blueprints.z.v1");
     let kptfile = work.join("Kptfile");
     let before = read(&kptfile);
@@ -839,15 +836,7 @@ fn a_package_that_does_not_render_is_not_pushed_proposed_or_approved() {
 #[test]
 fn an_upgrade_that_fails_leaves_nothing_and_one_with_nothing_newer_says_so() {
     let d = Dir::new();
-    d.ok(&[
-        "rpkg",
-        "init",
-        "z",
-        "--repository",
-        "blueprints",
-        "--workspace",
-        "v1",
-    ]);
+    init_z(&d);
     publish(&d, "blueprints", "blueprints.z.v1", "z/v1");
     let clone = |package: &str| {
         d.ok(&[
