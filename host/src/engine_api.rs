@@ -203,9 +203,14 @@ pub trait Core: Send + Sync {
         options: &RenderOptions,
         runtime: &mut dyn FunctionRuntime,
     ) -> CoreResult<RenderedPackage>;
-    /// One step of a v1alpha2 PackageRevision reconcile.
-    fn reconcile_package_revision(&self, input: &prc_step::StepInput)
-        -> CoreResult<prc_step::Step>;
+    /// A whole v1alpha2 PackageRevision reconcile, its calls made by
+    /// `host` as they come; `Ok(None)` when `host` refused a call
+    /// (answered `None`), which ends the reconcile there.
+    fn reconcile_package_revision(
+        &self,
+        input: &prc_step::StepInput,
+        host: &mut dyn FnMut(&prc_step::Call) -> Option<prc_step::Answer>,
+    ) -> CoreResult<Option<prc_step::Outcome>>;
     /// A short name for messages (`component` or `native`).
     fn name(&self) -> &'static str;
     /// Fuel (about one unit per WebAssembly instruction) used by all calls
@@ -511,8 +516,13 @@ pub trait Exports {
         options: &RenderOptions,
         runtime: &mut dyn FunctionRuntime,
     ) -> CoreResult<RenderedPackage>;
-    /// `reconcile-package-revision` (JSON in and out).
-    fn reconcile_pr_json(&self, input: &str) -> CoreResult<String>;
+    /// A whole PackageRevision reconcile (see
+    /// [`Core::reconcile_package_revision`]).
+    fn reconcile_pr(
+        &self,
+        input: &prc_step::StepInput,
+        host: &mut dyn FnMut(&prc_step::Call) -> Option<prc_step::Answer>,
+    ) -> CoreResult<Option<prc_step::Outcome>>;
     /// A short name for messages (`component` or `native`).
     fn core_name(&self) -> &'static str;
     /// See [`Core::fuel_used`].
@@ -525,10 +535,9 @@ impl<T: Exports + Send + Sync> Core for T {
     fn reconcile_package_revision(
         &self,
         input: &prc_step::StepInput,
-    ) -> CoreResult<prc_step::Step> {
-        const OP: &str = "reconcile-package-revision";
-        let out = self.reconcile_pr_json(&to_json(OP, input)?)?;
-        from_json(OP, &out)
+        host: &mut dyn FnMut(&prc_step::Call) -> Option<prc_step::Answer>,
+    ) -> CoreResult<Option<prc_step::Outcome>> {
+        self.reconcile_pr(input, host)
     }
 
     fn plan(&self, pv: &PackageVariant, prs: &[PackageRevision], now: &str) -> CoreResult<Plan> {
@@ -748,8 +757,13 @@ impl Exports for NativeCore {
         })
     }
 
-    fn reconcile_pr_json(&self, input: &str) -> CoreResult<String> {
-        Ok(native::reconcile_package_revision(input))
+    fn reconcile_pr(
+        &self,
+        input: &prc_step::StepInput,
+        host: &mut dyn FnMut(&prc_step::Call) -> Option<prc_step::Answer>,
+    ) -> CoreResult<Option<prc_step::Outcome>> {
+        // Natively the core calls the host back: no replay.
+        Ok(prc_step::run(input, host))
     }
 
     fn core_name(&self) -> &'static str {
@@ -885,8 +899,43 @@ impl Exports for ComponentCore {
         Ok(rendered(done))
     }
 
-    fn reconcile_pr_json(&self, input: &str) -> CoreResult<String> {
-        Ok(self.0.reconcile_package_revision(input)?)
+    fn reconcile_pr(
+        &self,
+        input: &prc_step::StepInput,
+        host: &mut dyn FnMut(&prc_step::Call) -> Option<prc_step::Answer>,
+    ) -> CoreResult<Option<prc_step::Outcome>> {
+        // The component cannot call the host: it replays the reconcile
+        // over the answers it keeps, and is sent only each newest one.
+        const OP: &str = "reconcile-package-revision";
+        let mut ended: CoreResult<Option<prc_step::Outcome>> = Ok(None);
+        let mut next = |step: String| -> Option<String> {
+            let step: prc_step::Step = match from_json(OP, &step) {
+                Ok(step) => step,
+                Err(e) => {
+                    ended = Err(e);
+                    return None;
+                }
+            };
+            match step {
+                prc_step::Step::Done { outcome } => {
+                    ended = Ok(Some(outcome));
+                    None
+                }
+                prc_step::Step::Call { call } => {
+                    let answer = host(&call)?;
+                    match to_json(OP, &answer) {
+                        Ok(json) => Some(json),
+                        Err(e) => {
+                            ended = Err(e);
+                            None
+                        }
+                    }
+                }
+            }
+        };
+        self.0
+            .reconcile_package_revision_held(&to_json(OP, input)?, &mut next)?;
+        ended
     }
 
     fn core_name(&self) -> &'static str {

@@ -802,10 +802,29 @@ impl Core for Timed<'_> {
     fn reconcile_package_revision(
         &self,
         input: &pv_core::prc::reconcile::StepInput,
-    ) -> porch_variants::engine_api::CoreResult<pv_core::prc::reconcile::Step> {
-        self.time("reconcile_package_revision", || {
-            self.core.reconcile_package_revision(input)
-        })
+        host: &mut dyn FnMut(
+            &pv_core::prc::reconcile::Call,
+        ) -> Option<pv_core::prc::reconcile::Answer>,
+    ) -> porch_variants::engine_api::CoreResult<Option<pv_core::prc::reconcile::Outcome>> {
+        // The host's calls (Git, objects, renders timed on their own) are
+        // not the core's time.
+        let mut in_host = std::time::Duration::ZERO;
+        let started = std::time::Instant::now();
+        let out = self.core.reconcile_package_revision(input, &mut |call| {
+            let t = std::time::Instant::now();
+            let a = host(call);
+            in_host += t.elapsed();
+            a
+        });
+        self.threads
+            .lock()
+            .unwrap()
+            .insert(std::thread::current().id());
+        let mut calls = self.calls.lock().unwrap();
+        let entry = calls.entry("reconcile_package_revision").or_default();
+        entry.0 += 1;
+        entry.1 += started.elapsed().saturating_sub(in_host);
+        out
     }
     fn name(&self) -> &'static str {
         self.core.name()

@@ -520,24 +520,85 @@ fn render_step(
     (step, None)
 }
 
-/// `reconcile-package-revision`: one step of a PackageRevision reconcile,
-/// JSON in and out; input that does not decode ends the reconcile with an
-/// error naming it.
-pub fn reconcile_package_revision(input: &str) -> String {
-    use pv_core::prc::reconcile::{step, Outcome, Step, StepInput};
-    let step = match serde_json::from_str::<StepInput>(input) {
-        Ok(input) => step(&input),
-        Err(e) => Step::Done {
-            outcome: Outcome {
-                error: Some(format!("reconcile-package-revision input: {e}")),
-                ..Outcome::default()
-            },
-        },
-    };
-    serde_json::to_string(&step).unwrap_or_else(|e| {
+/// A reconcile held between its steps: its input with the answers given
+/// so far, and what its steps computed from them.
+type HeldReconcile = (
+    pv_core::prc::reconcile::StepInput,
+    pv_core::prc::reconcile::Kept,
+);
+
+thread_local! {
+    /// The reconcile [`begin_package_revision_reconcile`] began, kept
+    /// between steps so that each step is sent only its newest answer and
+    /// does not compute again what the steps before it did.
+    static RECONCILE: std::cell::RefCell<Option<HeldReconcile>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// A step of the reconcile held in [`RECONCILE`]; the reconcile is dropped
+/// once it is done.
+fn step_held((input, mut kept): HeldReconcile) -> String {
+    use pv_core::prc::reconcile::{step_keeping, Step};
+    let step = step_keeping(&input, &mut kept);
+    if matches!(step, Step::Call { .. }) {
+        RECONCILE.with(|held| *held.borrow_mut() = Some((input, kept)));
+    }
+    step_json(&step)
+}
+
+fn step_json(step: &pv_core::prc::reconcile::Step) -> String {
+    serde_json::to_string(step).unwrap_or_else(|e| {
         format!(
             r#"{{"step":"done","outcome":{{"error":{:?}}}}}"#,
             e.to_string()
         )
     })
+}
+
+fn step_error(message: String) -> String {
+    use pv_core::prc::reconcile::{Outcome, Step};
+    step_json(&Step::Done {
+        outcome: Outcome {
+            error: Some(message),
+            ..Outcome::default()
+        },
+    })
+}
+
+/// `begin-package-revision-reconcile`: the first step of a reconcile whose
+/// input (with any answers already given) the instance keeps for
+/// [`answer_package_revision_call`]; any reconcile held before is dropped.
+pub fn begin_package_revision_reconcile(input: &str) -> String {
+    RECONCILE.with(|held| held.borrow_mut().take());
+    match serde_json::from_str::<pv_core::prc::reconcile::StepInput>(input) {
+        Ok(input) => step_held((input, Default::default())),
+        Err(e) => step_error(format!("begin-package-revision-reconcile input: {e}")),
+    }
+}
+
+/// `answer-package-revision-call`: the next step of the held reconcile,
+/// given the answer to its last call.
+pub fn answer_package_revision_call(answer: &str) -> String {
+    let Some((mut input, kept)) = RECONCILE.with(|held| held.borrow_mut().take()) else {
+        return step_error("answer-package-revision-call: no reconcile was begun".into());
+    };
+    match serde_json::from_str(answer) {
+        Ok(answer) => {
+            input.answers.push(answer);
+            step_held((input, kept))
+        }
+        Err(e) => step_error(format!("answer-package-revision-call answer: {e}")),
+    }
+}
+
+/// `reconcile-package-revision`: one step of a PackageRevision reconcile,
+/// JSON in and out; input that does not decode ends the reconcile with an
+/// error naming it.
+pub fn reconcile_package_revision(input: &str) -> String {
+    use pv_core::prc::reconcile::{step, StepInput};
+    let step = match serde_json::from_str::<StepInput>(input) {
+        Ok(input) => step(&input),
+        Err(e) => return step_error(format!("reconcile-package-revision input: {e}")),
+    };
+    step_json(&step)
 }

@@ -101,4 +101,12 @@ impl bindings::Guest for Component {
     fn reconcile_package_revision(input: wit::Json) -> wit::Json {
         glue::reconcile_package_revision(&input)
     }
+
+    fn begin_package_revision_reconcile(input: wit::Json) -> wit::Json {
+        glue::begin_package_revision_reconcile(&input)
+    }
+
+    fn answer_package_revision_call(answer: wit::Json) -> wit::Json {
+        glue::answer_package_revision_call(&answer)
+    }
 }

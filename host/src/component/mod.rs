@@ -710,6 +710,28 @@ impl CoreComponent {
         self.with_instance(|i| i.reconcile_package_revision(input))
     }
 
+    /// A whole PackageRevision reconcile in one instance, which keeps its
+    /// answers between steps (`begin-package-revision-reconcile`, then
+    /// `answer-package-revision-call` per call): `next` gets each step
+    /// (JSON) and answers a `call` step with the call's answer (JSON), or
+    /// `None` to end there. A reconcile ended on a call stays in the
+    /// instance until its next `begin`.
+    pub fn reconcile_package_revision_held(
+        &self,
+        input: &str,
+        next: &mut dyn FnMut(String) -> Option<String>,
+    ) -> Result<(), ComponentError> {
+        self.with_instance(|i| {
+            let mut held = input.len();
+            let mut step = i.begin_package_revision_reconcile(input, held)?;
+            while let Some(answer) = next(step) {
+                held += answer.len();
+                step = i.answer_package_revision_call(answer, held)?;
+            }
+            Ok(())
+        })
+    }
+
     /// `upgrade-package`: the three-way merge of an upgrade.
     pub fn upgrade_package(
         &self,
@@ -924,6 +946,31 @@ impl Instance<'_> {
         let input = input.to_owned();
         self.call("reconcile-package-revision", input.len(), |b, s| {
             b.call_reconcile_package_revision(s, &input)
+        })
+    }
+
+    /// `begin-package-revision-reconcile`; `held_bytes` is what the
+    /// instance holds with it (its memory limit grows with it).
+    pub fn begin_package_revision_reconcile(
+        &mut self,
+        input: &str,
+        held_bytes: usize,
+    ) -> Result<String, ComponentError> {
+        let input = input.to_owned();
+        self.call("begin-package-revision-reconcile", held_bytes, |b, s| {
+            b.call_begin_package_revision_reconcile(s, &input)
+        })
+    }
+
+    /// `answer-package-revision-call`; `held_bytes` as for
+    /// [`Instance::begin_package_revision_reconcile`].
+    pub fn answer_package_revision_call(
+        &mut self,
+        answer: String,
+        held_bytes: usize,
+    ) -> Result<String, ComponentError> {
+        self.call("answer-package-revision-call", held_bytes, |b, s| {
+            b.call_answer_package_revision_call(s, &answer)
         })
     }
 

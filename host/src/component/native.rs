@@ -7,9 +7,10 @@
 //! guest's own: `core-wasm/component/src/glue.rs` is compiled here too.
 
 pub use glue::{
-    apply_mutations, clone_package, format_files, plan_reconcile, reconcile_package_revision,
-    render_held, render_package, render_package_variant_set, render_staged, stage_files, take_held,
-    upgrade_package, validate_package_variant, validate_package_variant_set, version,
+    answer_package_revision_call, apply_mutations, begin_package_revision_reconcile, clone_package,
+    format_files, plan_reconcile, reconcile_package_revision, render_held, render_package,
+    render_package_variant_set, render_staged, stage_files, take_held, upgrade_package,
+    validate_package_variant, validate_package_variant_set, version,
 };
 
 /// The WIT records, under the name the glue expects.

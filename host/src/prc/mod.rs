@@ -1,6 +1,7 @@
 //! The v1alpha2 PackageRevision controller's host side: the reconcile's
-//! decisions are the core's ([`pv_core::prc::reconcile`], one step at a
-//! time through [`Core::reconcile_package_revision`]); this module makes
+//! decisions are the core's ([`pv_core::prc::reconcile`], through
+//! [`Core::reconcile_package_revision`], which calls back for each call it
+//! makes); this module makes
 //! the calls the core asks for against
 //! * a [`PrApi`] — the PackageRevision and Repository objects (the API
 //!   server in Kubernetes mode; files under the directory in local mode,
@@ -17,7 +18,7 @@ pub mod local_api;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use pv_core::prc::reconcile::{
-    Answer, Call, Config, Files, Outcome, Rendered, RevisionKey, Step, StepInput,
+    Answer, Call, Config, Files, Outcome, Rendered, RevisionKey, StepInput,
 };
 use serde_json::Value;
 
@@ -290,7 +291,7 @@ pub fn reconcile(
     now: &str,
     config: &Config,
 ) -> Result<Outcome, ReconcileError> {
-    let mut input = StepInput {
+    let input = StepInput {
         namespace: namespace.to_string(),
         name: name.to_string(),
         now: now.to_string(),
@@ -300,23 +301,23 @@ pub fn reconcile(
         },
         answers: Vec::new(),
     };
-    loop {
-        match deps.core.reconcile_package_revision(&input)? {
-            Step::Done { outcome } => {
-                for line in &outcome.log {
-                    tracing::warn!(packagerevision = %format!("{namespace}/{name}"), "{line}");
-                }
-                return Ok(outcome);
-            }
-            Step::Call { call } => {
-                if input.answers.len() >= MAX_CALLS {
-                    return Err(ReconcileError::Runaway(format!("{namespace}/{name}")));
-                }
-                tracing::debug!(?call, "packagerevision call");
-                let a = make_call(deps, &call);
-                input.answers.push(a);
-            }
+    let mut calls = 0usize;
+    let mut host = |call: &Call| {
+        if calls >= MAX_CALLS {
+            return None;
         }
+        calls += 1;
+        tracing::debug!(?call, "packagerevision call");
+        Some(make_call(deps, call))
+    };
+    match deps.core.reconcile_package_revision(&input, &mut host)? {
+        Some(outcome) => {
+            for line in &outcome.log {
+                tracing::warn!(packagerevision = %format!("{namespace}/{name}"), "{line}");
+            }
+            Ok(outcome)
+        }
+        None => Err(ReconcileError::Runaway(format!("{namespace}/{name}"))),
     }
 }
 

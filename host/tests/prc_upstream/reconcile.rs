@@ -30,6 +30,7 @@
 //! that deviation. Cases upstream cannot run itself are [`SKIPPED`] with
 //! upstream's reason.
 
+use porch_variants::engine_api::{ComponentCore, Core, NativeCore};
 use porch_variants_tests::prc_cases::{case_dirs, cases_dir, merge_patch, strip, yaml, Tally};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -460,8 +461,81 @@ fn is_boundary(call: &Call, calls: &[(Call, Answer)], pr: &PackageRevision) -> b
 }
 
 /// Steps the reconcile to its end (or, with `stop_at_lifecycle`, to the
-/// lifecycle phase's first call), answering each call with `answer`.
+/// lifecycle phase's first call), answering each call with `answer`; then
+/// checks that the host's two other ways of running it (natively with the
+/// calls made as they come, and in the component with the answers kept in
+/// its instance) make the same calls given the same answers, and end alike.
 fn drive(
+    input: &mut StepInput,
+    stop_at_lifecycle: Option<&PackageRevision>,
+    answer: impl FnMut(&Call) -> Answer,
+) -> Obs {
+    let fresh = StepInput {
+        answers: Vec::new(),
+        ..input.clone()
+    };
+    let obs = drive_steps(input, stop_at_lifecycle, answer);
+    let native: &dyn Core = &NativeCore;
+    for core in [native, component()] {
+        if let Err(e) = same_run(core, &fresh, &obs) {
+            panic!("{} {}: {e}", core.name(), fresh.name);
+        }
+    }
+    obs
+}
+
+/// One component for every case (compiled once per process).
+fn component() -> &'static ComponentCore {
+    static COMPONENT: std::sync::OnceLock<ComponentCore> = std::sync::OnceLock::new();
+    COMPONENT.get_or_init(|| ComponentCore::load().expect("the component loads"))
+}
+
+/// `core`'s whole reconcile of `input`, answered with `obs`'s answers,
+/// makes `obs`'s calls and ends as `obs` did.
+fn same_run(core: &dyn Core, input: &StepInput, obs: &Obs) -> Result<(), String> {
+    let mut made = 0usize;
+    let mut mismatch = None;
+    let ended = core
+        .reconcile_package_revision(input, &mut |call| {
+            let Some((want, answer)) = obs.calls.get(made) else {
+                if !obs.continued && obs.calls.len() <= 200 {
+                    mismatch = Some(format!("call {made} beyond the replay's: {call:?}"));
+                }
+                return None;
+            };
+            if call != want {
+                mismatch = Some(format!("call {made}: {call:?}, the replay made {want:?}"));
+                return None;
+            }
+            made += 1;
+            Some(answer.clone())
+        })
+        .map_err(|e| e.to_string())?;
+    if let Some(m) = mismatch {
+        return Err(m);
+    }
+    let runaway = obs.calls.len() > 200;
+    match (ended, &obs.outcome) {
+        (None, _) if obs.continued || runaway => Ok(()),
+        (Some(got), Some(want)) if !obs.continued && !runaway => {
+            if &got == want && made == obs.calls.len() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "ended with {got:?} after {made} calls, the replay with {want:?} after {}",
+                    obs.calls.len()
+                ))
+            }
+        }
+        (got, want) => Err(format!(
+            "ended with {got:?}, the replay with {want:?} (continued: {})",
+            obs.continued
+        )),
+    }
+}
+
+/// [`drive`] by the replay step alone.
+fn drive_steps(
     input: &mut StepInput,
     stop_at_lifecycle: Option<&PackageRevision>,
     mut answer: impl FnMut(&Call) -> Answer,

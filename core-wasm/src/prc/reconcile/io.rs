@@ -1,8 +1,10 @@
 //! The reconcile's conversation with the host: every read and write the
 //! controller makes is a [`Call`]; the host makes it and gives back an
-//! [`Answer`]. The core keeps no state between steps: each step replays
-//! the reconcile from the start over the answers given so far and stops at
-//! the first call that has no answer yet ([`Io::call`]).
+//! [`Answer`]. Natively the host is called back for each call
+//! ([`super::run`]); in the component, which cannot call the host, each
+//! step replays the reconcile over the answers given so far and stops at
+//! the first call that has no answer yet ([`Io::call`]), taking what
+//! earlier steps of the same reconcile computed ([`super::step_keeping`]).
 
 use std::collections::BTreeMap;
 

@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use crate::api::package_revision::v1alpha2::PackageRevision;
 use crate::api::Lifecycle;
 
+pub use crate::replay::Kept;
 pub use io::{Answer, Call, Content, Fetched, Files, Rendered, RepoKey, RevisionKey};
 use io::{Io, Suspend};
 
@@ -134,6 +135,7 @@ pub enum Step {
 }
 
 /// What a phase tells the pipeline.
+#[derive(Clone)]
 enum Phase {
     /// Go on to the next phase.
     Continue,
@@ -166,7 +168,12 @@ impl Ctx<'_> {
 /// The next step of the reconcile of `input.namespace/input.name`.
 pub fn step(input: &StepInput) -> Step {
     let mut io = Io::new(&input.answers);
-    match reconcile(&mut io, input) {
+    let r = reconcile(&mut io, input);
+    finish(io, r)
+}
+
+fn finish(mut io: Io<'_>, r: Result<Outcome, Suspend>) -> Step {
+    match r {
         Ok(mut outcome) => {
             if io.unused() > 0 {
                 io.log(format!(
@@ -186,17 +193,43 @@ pub fn step(input: &StepInput) -> Step {
     }
 }
 
+/// [`step`], keeping in `kept` what it computes for the next step of the
+/// same reconcile (and taking what an earlier step kept): for a host that
+/// steps one reconcile at a time with a new answer each time.
+pub fn step_keeping(input: &StepInput, kept: &mut Kept) -> Step {
+    let mut io = Io::keeping(&input.answers, kept);
+    let r = reconcile(&mut io, input);
+    finish(io, r)
+}
+
+/// The whole reconcile of `input.namespace/input.name` with its calls made
+/// by `host` as they come (no replay: for a core that can call the host
+/// back); `input.answers` is not read. `None` when `host` refused a call
+/// (answered `None`), which ends the reconcile where it stood.
+pub fn run(input: &StepInput, host: &mut dyn FnMut(&Call) -> Option<Answer>) -> Option<Outcome> {
+    let mut io = Io::direct(host);
+    let mut outcome = reconcile(&mut io, input).ok()?;
+    outcome.log.append(&mut io.log);
+    Some(outcome)
+}
+
 fn reconcile(io: &mut Io<'_>, input: &StepInput) -> Result<Outcome, Suspend> {
-    let got = io.call(Call::GetPackageRevision {
-        namespace: input.namespace.clone(),
-        name: input.name.clone(),
+    // Replayed, each part below is kept once done (see `Io::memo`), so a
+    // step replays only the part it stopped in.
+    let pr = io.memo("object", |io| {
+        let got = io.call(Call::GetPackageRevision {
+            namespace: input.namespace.clone(),
+            name: input.name.clone(),
+        })?;
+        if matches!(got, Answer::NotFound { .. }) {
+            return Ok(None);
+        }
+        Ok(Some(got.decode::<PackageRevision>("PackageRevision")))
     })?;
-    if matches!(got, Answer::NotFound { .. }) {
-        return Ok(Outcome::done());
-    }
-    let pr: PackageRevision = match got.decode("PackageRevision") {
-        Ok(pr) => pr,
-        Err(e) => return Ok(Outcome::error(e)),
+    let pr = match pr {
+        None => return Ok(Outcome::done()),
+        Some(Ok(pr)) => pr,
+        Some(Err(e)) => return Ok(Outcome::error(e)),
     };
     let mut ctx = Ctx {
         pr,
@@ -206,16 +239,25 @@ fn reconcile(io: &mut Io<'_>, input: &StepInput) -> Result<Outcome, Suspend> {
     if ctx.pr.metadata.deletion_timestamp.is_some() {
         return ownership::deletion(io, &ctx);
     }
-    if let Phase::End(o) = ownership::ensure(io, &mut ctx)? {
+    let (owned, phase) = io.memo("ownership", |io| {
+        let mut ctx = Ctx {
+            pr: ctx.pr.clone(),
+            ..ctx
+        };
+        let phase = ownership::ensure(io, &mut ctx)?;
+        Ok((ctx.pr, phase))
+    })?;
+    ctx.pr = owned;
+    if let Phase::End(o) = phase {
         return Ok(o);
     }
     if ctx.pr.spec.lifecycle == Lifecycle::Unset {
         return Ok(Outcome::done());
     }
-    if let Phase::End(o) = source_phase::run(io, &ctx)? {
+    if let Phase::End(o) = io.memo("source phase", |io| source_phase::run(io, &ctx))? {
         return Ok(o);
     }
-    if let Phase::End(o) = render_phase::run(io, &ctx)? {
+    if let Phase::End(o) = io.memo("render phase", |io| render_phase::run(io, &ctx))? {
         return Ok(o);
     }
     lifecycle::run(io, &ctx)

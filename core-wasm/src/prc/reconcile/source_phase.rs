@@ -14,6 +14,7 @@ use super::status::{cond, main_status, render_status};
 use super::{Ctx, Outcome, Phase, PhaseResult};
 
 /// Why a source could not run.
+#[derive(Clone)]
 struct SourceError {
     message: String,
     /// The failure came from a read that may succeed later (returned for
@@ -64,7 +65,9 @@ pub(super) fn run(io: &mut Io<'_>, ctx: &Ctx<'_>) -> PhaseResult {
         Ok(None) => return Ok(Phase::Continue),
         Err(e) => return source_failed(io, ctx, &SourceError::invalid(e)),
     };
-    let files = match resources(io, ctx, source)? {
+    // Replayed, the source's content is computed once (each later step
+    // of the phase replays past it).
+    let files = match io.memo("source", |io| resources(io, ctx, source))? {
         Ok(f) => f,
         Err(e) => return source_failed(io, ctx, &e),
     };
