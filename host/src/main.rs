@@ -49,8 +49,8 @@ enum Command {
         namespace: String,
         /// Output format.
         #[arg(long, short = 'o', value_enum, global = true,
-              default_value_t = porch_variants::local::cli::Output::Text)]
-        output: porch_variants::local::cli::Output,
+              default_value_t = porch_variants::local::cli::RpkgOutput::Text)]
+        output: porch_variants::local::cli::RpkgOutput,
         #[command(subcommand)]
         command: porch_variants::local::cli::RpkgCommand,
     },

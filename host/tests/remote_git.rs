@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use porch_variants::local::cli::{
     open_repositories, publish_files, run_local, run_rpkg, LocalArgs, Names, Output, RpkgCommand,
+    RpkgOutput,
 };
 use porch_variants::store::git::{init_bare, GitRepoConfig, GitRevisions};
 use porch_variants::store::remote::{Credentials, RemoteConfig, RemoteOptions, RemoteRevisions};
@@ -516,11 +517,11 @@ fn local_mode_clones_and_publishes_on_the_server() {
         all: true,
         force: false,
     };
-    run_rpkg(&dir, NS, &RpkgCommand::Propose(all()), Output::Text).unwrap();
+    run_rpkg(&dir, NS, &RpkgCommand::Propose(all()), RpkgOutput::Text).unwrap();
     let listed = ls_remote(&server.url("edge-1"));
     assert!(listed.contains("refs/heads/proposed/web/"), "{listed}");
     assert!(!listed.contains("refs/heads/drafts/web/"), "{listed}");
-    run_rpkg(&dir, NS, &RpkgCommand::Approve(all()), Output::Text).unwrap();
+    run_rpkg(&dir, NS, &RpkgCommand::Approve(all()), RpkgOutput::Text).unwrap();
     let listed = ls_remote(&server.url("edge-1"));
     assert!(listed.contains("refs/tags/web/v1"), "{listed}");
     assert!(!listed.contains("refs/heads/proposed/"), "{listed}");

@@ -877,3 +877,88 @@ fn an_upgrade_that_fails_leaves_nothing_and_one_with_nothing_newer_says_so() {
     d.ok(&upgrade);
     assert_eq!(d.object("edge.y.w2")["status"]["creationSource"], "upgrade");
 }
+
+/// `rpkg get` and `rpkg list` print porchctl's table (the same columns,
+/// each as wide as its widest cell and three spaces apart, as kubectl
+/// prints porch-server's table), `-o wide` the same, and `-o yaml` the
+/// named object, or a `List` of every object.
+#[test]
+fn get_and_list_print_porchctls_table_and_yaml() {
+    let d = Dir::new();
+    init_z(&d);
+    d.ok(&[
+        "rpkg",
+        "init",
+        "a-much-longer-package-name",
+        "--repository",
+        "blueprints",
+        "--workspace",
+        "w",
+    ]);
+    let header = [
+        "NAME",
+        "PACKAGE",
+        "WORKSPACENAME",
+        "REVISION",
+        "LATEST",
+        "LIFECYCLE",
+        "REPOSITORY",
+    ];
+    for args in [
+        &["rpkg", "get"][..],
+        &["rpkg", "get", "-o", "wide"][..],
+        &["rpkg", "list"][..],
+    ] {
+        let out = d.ok(args);
+        let lines: Vec<&str> = out.lines().filter(|l| !l.is_empty()).collect();
+        let words: Vec<&str> = lines[0].split_whitespace().collect();
+        assert_eq!(words, header, "{args:?}:\n{out}");
+        // Every cell starts where its column's header starts, and the
+        // widest cell of a column is followed by exactly three spaces.
+        let starts: Vec<usize> = header.iter().map(|h| lines[0].find(h).unwrap()).collect();
+        let rows: Vec<&str> = lines[1..].to_vec();
+        assert!(
+            rows.iter().any(|r| r.starts_with("blueprints.z.v1 ")),
+            "{args:?}:\n{out}"
+        );
+        for row in &rows {
+            for (i, &at) in starts.iter().enumerate().skip(1) {
+                assert!(
+                    row.as_bytes()[at - 1] == b' ' && row.as_bytes()[at] != b' ',
+                    "{args:?}: column {} of {row:?} is not at {at}:\n{out}",
+                    header[i]
+                );
+            }
+        }
+        let widest_name = rows
+            .iter()
+            .map(|r| r.split_whitespace().next().unwrap().len())
+            .max()
+            .unwrap();
+        assert_eq!(starts[1], widest_name + 3, "{args:?}:\n{out}");
+    }
+    let one = d.ok(&["rpkg", "get", "blueprints.z.v1", "-o", "yaml"]);
+    let v = yaml_value(&one);
+    assert_eq!(v["kind"], "PackageRevision", "{one}");
+    assert_eq!(v["metadata"]["name"], "blueprints.z.v1", "{one}");
+    let all = d.ok(&["rpkg", "get", "-o", "yaml"]);
+    let v = yaml_value(&all);
+    assert_eq!(v["kind"], "List", "{all}");
+    let names: Vec<&str> = v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"blueprints.z.v1"), "{all}");
+    assert!(
+        names.contains(&"blueprints.a-much-longer-package-name.w"),
+        "{all}"
+    );
+}
+
+/// The one YAML document `text` holds, as JSON.
+fn yaml_value(text: &str) -> serde_json::Value {
+    let doc = pv_core::yaml::parse_document(text).unwrap_or_else(|e| panic!("{e}:\n{text}"));
+    pv_core::yaml::to_json(&doc).unwrap_or_else(|e| panic!("{e}:\n{text}"))
+}

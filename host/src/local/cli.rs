@@ -27,6 +27,21 @@ pub enum Output {
     Json,
 }
 
+/// Output formats of `porch-variants rpkg`, as porchctl's `-o`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum RpkgOutput {
+    /// porchctl's table (and lines for people).
+    #[default]
+    Text,
+    /// The table (porch-server's table has no further columns).
+    Wide,
+    /// One JSON document for scripts.
+    Json,
+    /// The objects as YAML: one object, or a `List` of them, as
+    /// kubectl prints them.
+    Yaml,
+}
+
 /// Options of `porch-variants local`.
 #[derive(Debug, Clone, clap::Args)]
 #[command(
@@ -823,7 +838,7 @@ pub fn run_rpkg(
     dir: &Path,
     namespace: &str,
     cmd: &RpkgCommand,
-    output: Output,
+    output: RpkgOutput,
 ) -> Result<(), LocalError> {
     // Outside a directory `local` has run on, nothing is created (not even
     // the lock) and nothing is listed as if it were empty.
@@ -875,7 +890,7 @@ pub fn run_rpkg(
         // What the controller did not finish (a killed command's object)
         // is finished first, as a restarted controller does.
         for e in s.retry_unready()? {
-            if output == Output::Text {
+            if matches!(output, RpkgOutput::Text | RpkgOutput::Wide) {
                 crate::outln!("{}", event_line(&e));
             }
         }
@@ -1034,41 +1049,23 @@ pub fn run_rpkg(
                 owner_uid: None,
             };
             let prs = git.list(namespace, &filter)?;
-            match output {
-                Output::Json => {
-                    crate::outln!("{}", serde_json::to_string_pretty(&prs).unwrap_or_default())
-                }
-                Output::Text => {
-                    crate::outln!(
-                        "{:<60} {:<30} {:<24} {:>8} {:<7} {:<16} REPOSITORY",
-                        "NAME",
-                        "PACKAGE",
-                        "WORKSPACE",
-                        "REVISION",
-                        "LATEST",
-                        "LIFECYCLE"
-                    );
-                    for p in prs {
-                        let latest = p
-                            .metadata
-                            .labels
-                            .get(pv_core::api::package_revision::LATEST_REVISION_LABEL)
-                            .cloned()
-                            .unwrap_or_default();
-                        crate::outln!(
-                            "{:<60} {:<30} {:<24} {:>8} {:<7} {:<16} {}",
-                            p.metadata.name,
-                            p.spec.package_name,
-                            p.spec.workspace_name,
-                            p.spec.revision,
-                            latest,
-                            format!("{:?}", p.spec.lifecycle),
-                            p.spec.repository
-                        );
-                    }
-                }
-            }
-            Ok(())
+            let objects: Vec<serde_json::Value> = prs
+                .iter()
+                .map(|p| serde_json::to_value(p).unwrap_or_default())
+                .collect();
+            super::rpkg::print_revisions(&objects, output, false, |o| {
+                let latest = o["metadata"]["labels"]
+                    [pv_core::api::package_revision::LATEST_REVISION_LABEL]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
+                super::rpkg::Row::new(
+                    o,
+                    o["spec"]["repository"].as_str().unwrap_or_default(),
+                    o["spec"]["revision"].as_i64().unwrap_or(0),
+                    latest,
+                )
+            })
         }
         RpkgCommand::Propose(n) => act(
             select(n, &[Lifecycle::Draft])?,
@@ -1104,9 +1101,7 @@ pub fn run_rpkg(
         RpkgCommand::Clone(a) => super::rpkg::clone(v2()?, namespace, a),
         RpkgCommand::Copy(a) => super::rpkg::copy(v2()?, namespace, a),
         RpkgCommand::Upgrade(a) => super::rpkg::upgrade(v2()?, namespace, a),
-        RpkgCommand::Get { names } => {
-            super::rpkg::get(v2()?, namespace, names, output == Output::Json)
-        }
+        RpkgCommand::Get { names } => super::rpkg::get(v2()?, namespace, names, output),
         RpkgCommand::Pull { name, to } => super::rpkg::pull(v2()?, namespace, name, to),
         RpkgCommand::Push { name, from } => super::rpkg::push(v2()?, namespace, name, from),
     };

@@ -901,7 +901,12 @@ fn refuse_unrendered(
 }
 
 /// `rpkg get`: the objects, as porchctl prints them.
-pub fn get(s: &Session<'_>, ns: &str, names: &[String], json_out: bool) -> Result<(), LocalError> {
+pub fn get(
+    s: &Session<'_>,
+    ns: &str,
+    names: &[String],
+    output: super::cli::RpkgOutput,
+) -> Result<(), LocalError> {
     s.discover(ns)?;
     let objs: Vec<Value> = s
         .api
@@ -915,34 +920,106 @@ pub fn get(s: &Session<'_>, ns: &str, names: &[String], json_out: bool) -> Resul
                     .any(|n| o["metadata"]["name"].as_str() == Some(n))
         })
         .collect();
-    if json_out {
-        crate::outln!(
-            "{}",
-            serde_json::to_string_pretty(&objs).unwrap_or_default()
-        );
-        return Ok(());
-    }
-    crate::outln!(
-        "{:<50} {:<24} {:<16} {:>8} {:<7} {:<16} REPOSITORY",
-        "NAME",
-        "PACKAGE",
-        "WORKSPACENAME",
-        "REVISION",
-        "LATEST",
-        "LIFECYCLE"
-    );
-    for o in objs {
+    print_revisions(&objs, output, names.len() == 1, |o| {
+        Row::new(
+            o,
+            o["spec"]["repository"].as_str().unwrap_or_default(),
+            o["status"]["revision"].as_i64().unwrap_or(0),
+            o["metadata"]["labels"][pv_core::prc::LATEST_REVISION_LABEL]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+        )
+    })
+}
+
+/// One row of porchctl's table of package revisions (porch-server's
+/// table: name, package, workspace, revision, latest, lifecycle,
+/// repository).
+pub struct Row([String; 7]);
+
+impl Row {
+    /// The row of `o` with the cells its API version keeps elsewhere.
+    pub fn new(o: &Value, repository: &str, revision: i64, latest: String) -> Self {
         let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
-        crate::outln!(
-            "{:<50} {:<24} {:<16} {:>8} {:<7} {:<16} {}",
+        Row([
             s(&o["metadata"]["name"]),
             s(&o["spec"]["packageName"]),
             s(&o["spec"]["workspaceName"]),
-            o["status"]["revision"].as_i64().unwrap_or(0),
-            s(&o["metadata"]["labels"][pv_core::prc::LATEST_REVISION_LABEL]),
+            revision.to_string(),
+            if latest.is_empty() {
+                "false".into()
+            } else {
+                latest
+            },
             s(&o["spec"]["lifecycle"]),
-            s(&o["spec"]["repository"]),
-        );
+            repository.to_string(),
+        ])
+    }
+}
+
+/// Prints package revisions as `output` asks: porchctl's table (columns
+/// as wide as their widest cell, three spaces apart, as kubectl prints
+/// them), JSON (an array), or YAML (the object when one was named, else a
+/// `List`).
+pub fn print_revisions(
+    objects: &[Value],
+    output: super::cli::RpkgOutput,
+    one_named: bool,
+    row: impl Fn(&Value) -> Row,
+) -> Result<(), LocalError> {
+    use super::cli::RpkgOutput;
+    match output {
+        RpkgOutput::Json => {
+            crate::outln!(
+                "{}",
+                serde_json::to_string_pretty(objects).unwrap_or_default()
+            );
+        }
+        RpkgOutput::Yaml => {
+            let doc = match objects {
+                [one] if one_named => one.clone(),
+                _ => serde_json::json!({"apiVersion": "v1", "kind": "List", "items": objects}),
+            };
+            let text = pv_core::yaml::emit_stream(
+                &[pv_core::yaml::from_json_ordered(&doc)],
+                pv_core::yaml::Format::Kyaml,
+            )
+            .map_err(|e| LocalError::Usage(format!("printing YAML: {e}")))?;
+            crate::outln!("{}", text.trim_end_matches('\n'));
+        }
+        RpkgOutput::Text | RpkgOutput::Wide => {
+            let header = [
+                "NAME",
+                "PACKAGE",
+                "WORKSPACENAME",
+                "REVISION",
+                "LATEST",
+                "LIFECYCLE",
+                "REPOSITORY",
+            ]
+            .map(String::from);
+            let rows: Vec<[String; 7]> = std::iter::once(header)
+                .chain(objects.iter().map(|o| row(o).0))
+                .collect();
+            let mut widths = [0usize; 7];
+            for r in &rows {
+                for (w, cell) in widths.iter_mut().zip(r) {
+                    *w = (*w).max(cell.chars().count());
+                }
+            }
+            for r in rows {
+                let mut line = String::new();
+                for (i, cell) in r.iter().enumerate() {
+                    if i + 1 == r.len() {
+                        line.push_str(cell);
+                    } else {
+                        line.push_str(&format!("{cell:<w$}   ", w = widths[i]));
+                    }
+                }
+                crate::outln!("{line}");
+            }
+        }
     }
     Ok(())
 }
