@@ -1,6 +1,6 @@
 //! The functions that run in process, on the lossless tree: Porch's three
-//! builtins (apply-replacements, set-namespace, starlark) and set-labels and
-//! set-annotations, each following the krm-functions-catalog's current
+//! builtins (apply-replacements, set-namespace, starlark), set-labels,
+//! set-annotations and apply-setters, each following the krm-functions-catalog's current
 //! behaviour (see `docs/render.md` for the version each follows).
 //!
 //! A builtin gets the items as kpt sends them to a function (documents, with
@@ -9,6 +9,7 @@
 //! id-based copy-back an external function needs.
 
 mod apply_replacements;
+mod apply_setters;
 mod set_annotations;
 mod set_labels;
 mod set_namespace;
@@ -52,6 +53,7 @@ pub type Builtin = fn(FnInput) -> FnOutput;
 pub fn lookup(name: &str) -> Option<Builtin> {
     Some(match name {
         "apply-replacements" => apply_replacements::run,
+        "apply-setters" => apply_setters::run,
         "set-annotations" => set_annotations::run,
         "set-labels" => set_labels::run,
         "set-namespace" => set_namespace::run,

@@ -109,7 +109,7 @@ pub fn run(input: FnInput) -> FnOutput {
 
 /// The framework's answer to an error: one error result, the error
 /// (`[error]: …`) on stderr, exit 1.
-fn failed(items: Vec<Node>, message: String) -> FnOutput {
+pub(super) fn failed(items: Vec<Node>, message: String) -> FnOutput {
     let text = format!("[error]: {message}");
     FnOutput {
         items,
@@ -120,7 +120,7 @@ fn failed(items: Vec<Node>, message: String) -> FnOutput {
 }
 
 /// `kioutil.GetFileAnnotations`: the annotation, else its legacy twin.
-fn file_annotation(item: &Node, key: &str, legacy: &str) -> String {
+pub(super) fn file_annotation(item: &Node, key: &str, legacy: &str) -> String {
     let annotations = item.get_path(&["metadata", "annotations"]);
     let read = |k: &str| annotations.and_then(|a| a.get(k)).map(|v| v.value.clone());
     read(key).or_else(|| read(legacy)).unwrap_or_default()
@@ -233,7 +233,7 @@ fn scalar_text(node: &Node, key: &str) -> String {
 }
 
 /// `RNode.GetDataMap`: each `data` entry's text, whatever its type.
-fn data_map(config: &Node) -> BTreeMap<String, String> {
+pub(super) fn data_map(config: &Node) -> BTreeMap<String, String> {
     let mut map = BTreeMap::new();
     if let Some(data) = config.get("data").filter(|d| d.kind == Kind::Mapping) {
         for (k, v) in data.pairs() {

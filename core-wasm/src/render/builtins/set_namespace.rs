@@ -701,7 +701,7 @@ fn is_gvk(root: &Node, group: &str, version: &str, kind_name: &str) -> bool {
 }
 
 /// Go's `%q` of a string.
-fn go_quote(s: &str) -> String {
+pub(super) fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
@@ -737,8 +737,9 @@ fn go_quote(s: &str) -> String {
 /// not printable.
 fn is_go_printable(c: char) -> bool {
     let code = c as u32;
+    // `strconv.IsPrint`: the ASCII space is printable, other spaces not.
     !(c.is_control()
-        || c.is_whitespace()
+        || (c.is_whitespace() && c != ' ')
         || matches!(code, 0xad | 0x200b..=0x200f | 0x202a..=0x202e | 0x2060..=0x2064 | 0xfeff)
         || (0xe000..=0xf8ff).contains(&code)
         || (0xfff9..=0xfffb).contains(&code))
