@@ -27,6 +27,10 @@ const NOT_RUN: &[(&str, &str)] = &[
         "`kpt fn eval` case; only `fn render` is provided",
     ),
     (
+        "set-image/example-imperative",
+        "`kpt fn eval` case; only `fn render` is provided",
+    ),
+    (
         "set-namespace/example-kpt-package-context",
         "runs `kpt pkg init` through exec.sh",
     ),

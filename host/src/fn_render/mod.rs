@@ -50,7 +50,7 @@ pub struct RenderArgs {
 /// What `fn render --help` says after the options.
 const RENDER_HELP: &str = "\
 Functions:
-  builtins        set-namespace, set-labels, set-annotations,
+  builtins        set-namespace, set-labels, set-annotations, set-image,
                   apply-replacements and apply-setters (the catalog's
                   images, any tag) run inside the package-editing component
   starlark        the catalog's starlark function, embedded

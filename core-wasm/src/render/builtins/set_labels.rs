@@ -17,7 +17,7 @@ use crate::yaml::{Kind, Node};
 use super::{FnInput, FnOutput, FUNCTION_FAILURE};
 
 /// What the SDK prints on stderr when the processor returns `false`.
-const FAILURE_STDERR: &str = "failed to evaluate function: error: function failure";
+pub(super) const FAILURE_STDERR: &str = "failed to evaluate function: error: function failure";
 
 /// What a Go nil-pointer dereference prints (the function crashes).
 const NIL_POINTER_PANIC: &str =
@@ -179,7 +179,7 @@ fn sdk_is_local_config(root: &Node) -> bool {
 /// Group, version and kind from `apiVersion` and `kind`
 /// (`KubeObject.GroupVersionKind`: an unparsable apiVersion gives an empty
 /// triple).
-fn group_version_kind(root: &Node) -> (String, String, String) {
+pub(super) fn group_version_kind(root: &Node) -> (String, String, String) {
     let api_version = nested_string_value(root, &["apiVersion"]).unwrap_or_default();
     let kind = nested_string_value(root, &["kind"]).unwrap_or_default();
     match parse_group_version(&api_version) {
