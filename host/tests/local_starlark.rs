@@ -87,3 +87,59 @@ fn a_starlark_mutator_of_a_variant_runs_on_its_draft() {
         "the second run writes nothing: {second}"
     );
 }
+
+/// The embedded starlark function provides starlib's `encoding/yaml.star`
+/// and `encoding/base64.star`, as the catalog's function does: a program
+/// that reads YAML and base64 from a ConfigMap renders through
+/// `fn render`.
+#[test]
+fn starlark_programs_load_yaml_and_base64() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("pkg");
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::write(
+        pkg.join("Kptfile"),
+        r#"apiVersion: kpt.dev/v1
+kind: Kptfile
+metadata:
+  name: pkg
+pipeline:
+  mutators:
+    - image: ghcr.io/kptdev/krm-functions-catalog/starlark:v0.5
+      configMap:
+        source: |
+          load("encoding/yaml.star", "yaml")
+          load("encoding/base64.star", "base64")
+          for r in ctx.resource_list["items"]:
+            if r["kind"] == "ConfigMap":
+              spec = yaml.loads(r["data"]["spec"])
+              r["data"]["first-zone"] = spec["zones"][0]
+              r["data"]["password"] = base64.decode(r["data"]["encoded"])
+              r["data"]["again"] = yaml.dumps({"b": 1, "a": spec["zones"]})
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        pkg.join("cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  spec: |\n    zones:\n    - eu-1\n    - eu-2\n  encoded: c2VjcmV0\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_porch-variants"))
+        .args(["fn", "render"])
+        .arg(&pkg)
+        .output()
+        .expect("the binary runs");
+    assert!(
+        out.status.success(),
+        "render failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cm = std::fs::read_to_string(pkg.join("cm.yaml")).unwrap();
+    assert!(cm.contains("first-zone: eu-1\n"), "{cm}");
+    assert!(cm.contains("password: secret\n"), "{cm}");
+    assert!(
+        cm.contains("again: |\n    a:\n    - eu-1\n    - eu-2\n    b: 1\n"),
+        "{cm}"
+    );
+}

@@ -22,6 +22,8 @@ use porch_variants_functions::{failure, Function, Output};
 pub mod gojs;
 #[cfg(feature = "starlark")]
 pub mod starlark;
+#[cfg(feature = "starlark")]
+mod starlib;
 
 include!(concat!(env!("OUT_DIR"), "/arena.rs"));
 

@@ -11,9 +11,11 @@
 //!   (the process environment; empty in wasm). `ctx.open_api` is not
 //!   provided;
 //! * `load()` knows `krmfn.star` (`match_gvk`, `match_name`,
-//!   `match_namespace`) and `encoding/json.star` (`json.encode`,
-//!   `json.decode`); the other catalog modules load as empty structs, so a
-//!   program that loads them runs but any use of them fails;
+//!   `match_namespace`), `encoding/json.star` (`json.encode`,
+//!   `json.decode`), `encoding/yaml.star` (`yaml.loads`, `yaml.dumps`) and
+//!   `encoding/base64.star` (`base64.encode`, `base64.decode`); the other
+//!   catalog modules load as empty structs, so a program that loads them
+//!   runs but any use of them fails;
 //! * afterwards `ctx.resource_list["items"]` is the output, every mapping's
 //!   keys sorted alphabetically (as Go maps come out); `print()` output is
 //!   the run's stderr;
@@ -66,13 +68,18 @@ krmfn = struct(
 )
 "#;
 
+/// The starlib modules provided natively ([`crate::starlib`]) and the
+/// name each exports.
+const NATIVE_MODULES: &[(&str, &str)] = &[
+    ("encoding/yaml.star", "yaml"),
+    ("encoding/base64.star", "base64"),
+];
+
 /// The catalog's other `load()` modules and the name each exports. They
 /// load as empty structs (see the module documentation).
 const STUB_MODULES: &[(&str, &str)] = &[
     ("bsoup.star", "bsoup"),
-    ("encoding/base64.star", "base64"),
     ("encoding/csv.star", "csv"),
-    ("encoding/yaml.star", "yaml"),
     ("geo.star", "geo"),
     ("hash.star", "hash"),
     ("html.star", "html"),
@@ -290,7 +297,27 @@ impl FileLoader for Loader {
                 .map(|(_, v)| v)
                 .ok_or_else(|| starlark::Error::new_other(anyhow::anyhow!("no json module")))?;
             return Module::with_temp_heap(|module| {
+                module.frozen_heap().add_reference(globals.heap());
                 module.set("json", json.to_value());
+                module
+                    .freeze()
+                    .map_err(|e| starlark::Error::new_other(anyhow::anyhow!("{e:?}")))
+            });
+        } else if let Some(name) = NATIVE_MODULES
+            .iter()
+            .find(|(p, _)| *p == path)
+            .map(|(_, n)| *n)
+        {
+            let native = crate::starlib::globals();
+            let value = native
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v)
+                .ok_or_else(|| starlark::Error::new_other(anyhow::anyhow!("no {name} module")))?;
+            return Module::with_temp_heap(|module| {
+                // The module keeps the natives' heap alive.
+                module.frozen_heap().add_reference(native.heap());
+                module.set(name, value.to_value());
                 module
                     .freeze()
                     .map_err(|e| starlark::Error::new_other(anyhow::anyhow!("{e:?}")))
@@ -647,6 +674,43 @@ mod tests {
         let out = process(&rl(cfg, ITEM));
         assert!(!out.output.failed(), "{}", out.output.resource_list);
         assert!(out.output.resource_list.contains("namespace: prod"));
+    }
+
+    #[test]
+    fn yaml_and_base64_from_starlib_work() {
+        let out = process(&star(concat!(
+            "load(\"encoding/yaml.star\", \"yaml\")\n",
+            "load(\"encoding/base64.star\", \"base64\")\n",
+            "cfg = yaml.loads(\"b: 2\\na:\\n- x\\n- y\\n\")\n",
+            "items = ctx.resource_list[\"items\"]\n",
+            "items[0][\"metadata\"][\"annotations\"] = {\n",
+            "    \"first\": cfg[\"a\"][0],\n",
+            "    \"dumped\": yaml.dumps({\"z\": 1, \"a\": [\"p\", \"q\"]}),\n",
+            "    \"enc\": base64.encode(\"hi there\"),\n",
+            "    \"dec\": base64.decode(\"aGk_dGhlcmU\", \"url_raw\"),\n",
+            "}\n",
+        )));
+        assert!(!out.output.failed(), "{}", out.output.resource_list);
+        let text = &out.output.resource_list;
+        assert!(text.contains("first: x\n"), "{text}");
+        assert!(text.contains("dumped: |\n"), "{text}");
+        assert!(
+            text.contains("a:\n        - p\n        - q\n        z: 1\n"),
+            "{text}"
+        );
+        assert!(text.contains("enc: aGkgdGhlcmU=\n"), "{text}");
+        assert!(
+            text.contains("dec: hi?there\n") || text.contains("dec: \"hi?there\"\n"),
+            "{text}"
+        );
+        let out = process(&star(
+            "load(\"encoding/base64.star\", \"base64\")\nbase64.decode(\"x\", \"nope\")\n",
+        ));
+        assert!(
+            error_of(&out).contains("unsupported encoding format: nope"),
+            "{}",
+            error_of(&out)
+        );
     }
 
     #[test]
