@@ -13,7 +13,8 @@ mod fmt;
 /// and the v1alpha2 PackageRevision and Repository controllers) with all
 /// package editing in one WebAssembly component. `local` runs them on a
 /// directory of Git repositories, `controller` against a cluster; `rpkg`
-/// works with package revisions as porchctl does; `fn render` renders a
+/// and `repo` work with package revisions and repositories as porchctl
+/// does; `fn render` renders a
 /// package as kpt does.
 #[derive(Debug, Parser)]
 #[command(name = "porch-variants", version, about)]
@@ -53,6 +54,22 @@ enum Command {
         output: porch_variants::local::cli::RpkgOutput,
         #[command(subcommand)]
         command: porch_variants::local::cli::RpkgCommand,
+    },
+    /// Repositories of a local directory, as `porchctl repo` registers,
+    /// lists and unregisters them.
+    Repo {
+        /// The local directory (before or after the verb).
+        #[arg(long, default_value = ".", global = true)]
+        dir: PathBuf,
+        /// Namespace of the repositories.
+        #[arg(long, short = 'n', default_value = "default", global = true)]
+        namespace: String,
+        /// Output format.
+        #[arg(long, short = 'o', value_enum, global = true,
+              default_value_t = porch_variants::local::cli::RpkgOutput::Text)]
+        output: porch_variants::local::cli::RpkgOutput,
+        #[command(subcommand)]
+        command: porch_variants::local::repo_cmd::RepoCommand,
     },
     /// The embedded package-editing component.
     Component {
@@ -158,6 +175,14 @@ fn main() -> ExitCode {
         Command::Fn {
             command: FnCommand::Render(args),
         } => porch_variants::fn_render::run(&args),
+        Command::Repo {
+            dir,
+            namespace,
+            output,
+            command,
+        } => porch_variants::local::repo_cmd::run(&dir, &namespace, &command, output)
+            .map(|()| ExitCode::SUCCESS)
+            .map_err(anyhow::Error::from),
         Command::Rpkg {
             dir,
             namespace,

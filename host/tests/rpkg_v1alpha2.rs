@@ -962,3 +962,94 @@ fn yaml_value(text: &str) -> serde_json::Value {
     let doc = pv_core::yaml::parse_document(text).unwrap_or_else(|e| panic!("{e}:\n{text}"));
     pv_core::yaml::to_json(&doc).unwrap_or_else(|e| panic!("{e}:\n{text}"))
 }
+
+/// `repo reg|get|unreg` as porchctl's: a registered local repository is
+/// created by the next `local --init` (porchctl's default directory `/`
+/// accepted as the repository's root), a remote one gets its URL, branch,
+/// directory, deployment flag and a basic-auth Secret; `get` prints
+/// porchctl's columns; `unreg` removes the Repository and its Secret, and
+/// both refuse what does not fit.
+#[test]
+fn repo_reg_get_and_unreg_as_porchctl() {
+    let d = Dir::new();
+    let out = d.ok(&["repo", "reg", "--name", "extra"]);
+    assert!(out.contains("extra registered"), "{out}");
+    d.ok(&["local", "--init", "."]);
+    assert!(
+        d.root.join("repos/extra").is_dir(),
+        "local --init creates it"
+    );
+    d.ok(&[
+        "repo",
+        "reg",
+        "https://example.com/team/catalog.git",
+        "--directory",
+        "infra",
+        "--branch",
+        "release",
+        "--deployment",
+        "--repo-basic-username",
+        "u",
+        "--repo-basic-password",
+        "p",
+    ]);
+    let file = std::fs::read_to_string(d.root.join("repo-catalog.yaml")).unwrap();
+    for want in [
+        "kind: Secret",
+        "name: catalog-auth",
+        "type: kubernetes.io/basic-auth",
+        "repo: https://example.com/team/catalog.git",
+        "branch: release",
+        "directory: infra",
+        "deployment: true",
+        "secretRef:\n      name: catalog-auth",
+    ] {
+        assert!(file.contains(want), "{want:?} in:\n{file}");
+    }
+    let table = d.ok(&["repo", "get"]);
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(
+        lines[0].split_whitespace().collect::<Vec<_>>(),
+        ["NAME", "TYPE", "CONTENT", "DEPLOYMENT", "READY", "ADDRESS"],
+        "{table}"
+    );
+    assert!(
+        lines.iter().any(|l| l.starts_with("catalog ")
+            && l.contains(" true ")
+            && l.ends_with("https://example.com/team/catalog.git")),
+        "{table}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("extra ") && l.ends_with("repos/extra")),
+        "{table}"
+    );
+    let e = d.fails(&["repo", "reg", "--name", "extra"]);
+    assert!(e.contains("already registered"), "{e}");
+    let e = d.fails(&["repo", "reg", "not a url"]);
+    assert!(e.contains("is not a Git URL"), "{e}");
+    let e = d.fails(&[
+        "repo",
+        "reg",
+        "https://x.example/a.git",
+        "--repo-basic-username",
+        "u",
+    ]);
+    assert!(e.contains("go together"), "{e}");
+
+    d.ok(&["repo", "unreg", "catalog"]);
+    assert!(!d.root.join("repo-catalog.yaml").exists(), "file removed");
+    // A Repository in a file with others: only its document goes.
+    d.ok(&["repo", "unreg", "blueprints"]);
+    let repos = std::fs::read_to_string(d.root.join("repositories.yaml")).unwrap();
+    assert!(!repos.contains("name: blueprints"), "{repos}");
+    assert!(repos.contains("kind: Repository"), "{repos}");
+    let names = d.ok(&["repo", "get"]);
+    assert!(
+        !names.contains("blueprints") && !names.contains("catalog"),
+        "{names}"
+    );
+    let e = d.fails(&["repo", "unreg", "catalog"]);
+    assert!(e.contains("not found"), "{e}");
+}

@@ -30,6 +30,7 @@
 pub mod cli;
 pub mod dir_lock;
 mod objects;
+pub mod repo_cmd;
 pub mod rpkg;
 
 pub use objects::LocalObjects;
@@ -228,12 +229,15 @@ pub fn repo_configs(dir: &Path, objects: &DirObjects) -> StoreResult<Vec<GitRepo
                 ),
             ));
         }
-        let directory = git["directory"].as_str().unwrap_or_default();
-        if Path::new(directory).is_absolute() || directory.split('/').any(|part| part == "..") {
+        // A directory inside the Git repository: Porch trims its slashes
+        // (porchctl registers `/`, the repository's root).
+        let written = git["directory"].as_str().unwrap_or_default();
+        let directory = written.trim_matches('/');
+        if directory.split('/').any(|part| part == "..") {
             return Err(refuse(
                 "spec.git.directory",
-                directory,
-                "must be a relative path without `..`",
+                written,
+                "must be a path inside the repository, without `..`",
             ));
         }
         out.push(GitRepoConfig {
@@ -318,7 +322,7 @@ mod tests {
             ("    repo: repos/../..\n", "spec.git.repo \"repos/../..\""),
             ("    repo: .\n", "spec.git.repo \".\""),
             ("    directory: ../up\n", "spec.git.directory \"../up\""),
-            ("    directory: /abs\n", "spec.git.directory \"/abs\""),
+            ("    directory: /../up\n", "spec.git.directory \"/../up\""),
         ] {
             let e = configs(&dir, fields).expect_err(fields).to_string();
             assert!(
@@ -340,6 +344,12 @@ mod tests {
         let inside = dir.join("git/r.git");
         let ok = configs(&dir, "    repo: git/r.git\n    directory: pkgs/a\n").expect("inside");
         assert_eq!(ok[0].path, inside);
+        // The directory is inside the Git repository: slashes trimmed, as
+        // Porch trims them (`/` is the root porchctl registers).
+        for (written, directory) in [("/", ""), ("/pkgs/a/", "pkgs/a")] {
+            let ok = configs(&dir, &format!("    directory: {written}\n")).expect(written);
+            assert_eq!(ok[0].directory, directory);
+        }
         let abs = format!("    repo: {}\n", inside.display());
         assert_eq!(
             configs(&dir, &abs).expect("absolute inside")[0].path,

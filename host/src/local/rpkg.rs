@@ -958,6 +958,31 @@ impl Row {
     }
 }
 
+/// Rows laid out as kubectl prints a table: each column as wide as its
+/// widest cell, three spaces apart, the last one unpadded.
+pub fn table_lines(rows: &[Vec<String>]) -> Vec<String> {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let mut widths = vec![0usize; columns];
+    for r in rows {
+        for (w, cell) in widths.iter_mut().zip(r) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    rows.iter()
+        .map(|r| {
+            let mut line = String::new();
+            for (i, cell) in r.iter().enumerate() {
+                if i + 1 == r.len() {
+                    line.push_str(cell);
+                } else {
+                    line.push_str(&format!("{cell:<w$}   ", w = widths[i]));
+                }
+            }
+            line
+        })
+        .collect()
+}
+
 /// Prints package revisions as `output` asks: porchctl's table (columns
 /// as wide as their widest cell, three spaces apart, as kubectl prints
 /// them), JSON (an array), or YAML (the object when one was named, else a
@@ -999,24 +1024,10 @@ pub fn print_revisions(
                 "REPOSITORY",
             ]
             .map(String::from);
-            let rows: Vec<[String; 7]> = std::iter::once(header)
-                .chain(objects.iter().map(|o| row(o).0))
+            let rows: Vec<Vec<String>> = std::iter::once(header.to_vec())
+                .chain(objects.iter().map(|o| row(o).0.to_vec()))
                 .collect();
-            let mut widths = [0usize; 7];
-            for r in &rows {
-                for (w, cell) in widths.iter_mut().zip(r) {
-                    *w = (*w).max(cell.chars().count());
-                }
-            }
-            for r in rows {
-                let mut line = String::new();
-                for (i, cell) in r.iter().enumerate() {
-                    if i + 1 == r.len() {
-                        line.push_str(cell);
-                    } else {
-                        line.push_str(&format!("{cell:<w$}   ", w = widths[i]));
-                    }
-                }
+            for line in table_lines(&rows) {
                 crate::outln!("{line}");
             }
         }
