@@ -42,32 +42,16 @@ enum Command {
     /// Package revisions of a local directory, in the spirit of
     /// `porchctl rpkg`.
     Rpkg {
-        /// The local directory (before or after the verb).
-        #[arg(long, default_value = ".", global = true)]
-        dir: PathBuf,
-        /// Namespace of the revisions.
-        #[arg(long, short = 'n', default_value = "default", global = true)]
-        namespace: String,
-        /// Output format.
-        #[arg(long, short = 'o', value_enum, global = true,
-              default_value_t = porch_variants::local::cli::RpkgOutput::Text)]
-        output: porch_variants::local::cli::RpkgOutput,
+        #[command(flatten)]
+        on: OnDir,
         #[command(subcommand)]
         command: porch_variants::local::cli::RpkgCommand,
     },
     /// Repositories of a local directory, as `porchctl repo` registers,
     /// lists and unregisters them.
     Repo {
-        /// The local directory (before or after the verb).
-        #[arg(long, default_value = ".", global = true)]
-        dir: PathBuf,
-        /// Namespace of the repositories.
-        #[arg(long, short = 'n', default_value = "default", global = true)]
-        namespace: String,
-        /// Output format.
-        #[arg(long, short = 'o', value_enum, global = true,
-              default_value_t = porch_variants::local::cli::RpkgOutput::Text)]
-        output: porch_variants::local::cli::RpkgOutput,
+        #[command(flatten)]
+        on: OnDir,
         #[command(subcommand)]
         command: porch_variants::local::repo_cmd::RepoCommand,
     },
@@ -94,6 +78,21 @@ enum Command {
         #[command(subcommand)]
         command: FnCommand,
     },
+}
+
+/// Where and how `rpkg` and `repo` work, before or after their verb.
+#[derive(Debug, clap::Args)]
+struct OnDir {
+    /// The local directory.
+    #[arg(long, default_value = ".", global = true)]
+    dir: PathBuf,
+    /// Namespace of the objects.
+    #[arg(long, short = 'n', default_value = "default", global = true)]
+    namespace: String,
+    /// Output format.
+    #[arg(long, short = 'o', value_enum, global = true,
+          default_value_t = porch_variants::local::cli::RpkgOutput::Text)]
+    output: porch_variants::local::cli::RpkgOutput,
 }
 
 /// Which CRDs `crds` prints.
@@ -175,22 +174,16 @@ fn main() -> ExitCode {
         Command::Fn {
             command: FnCommand::Render(args),
         } => porch_variants::fn_render::run(&args),
-        Command::Repo {
-            dir,
-            namespace,
-            output,
-            command,
-        } => porch_variants::local::repo_cmd::run(&dir, &namespace, &command, output)
-            .map(|()| ExitCode::SUCCESS)
-            .map_err(anyhow::Error::from),
-        Command::Rpkg {
-            dir,
-            namespace,
-            output,
-            command,
-        } => porch_variants::local::cli::run_rpkg(&dir, &namespace, &command, output)
-            .map(|()| ExitCode::SUCCESS)
-            .map_err(anyhow::Error::from),
+        Command::Repo { on, command } => {
+            porch_variants::local::repo_cmd::run(&on.dir, &on.namespace, &command, on.output)
+                .map(|()| ExitCode::SUCCESS)
+                .map_err(anyhow::Error::from)
+        }
+        Command::Rpkg { on, command } => {
+            porch_variants::local::cli::run_rpkg(&on.dir, &on.namespace, &command, on.output)
+                .map(|()| ExitCode::SUCCESS)
+                .map_err(anyhow::Error::from)
+        }
     };
     match result {
         Ok(code) => code,

@@ -249,23 +249,8 @@ fn get(
         }
     }
     match output {
-        RpkgOutput::Json => {
-            crate::outln!(
-                "{}",
-                serde_json::to_string_pretty(&repos).unwrap_or_default()
-            );
-        }
-        RpkgOutput::Yaml => {
-            let doc = match repos.as_slice() {
-                [one] if names.len() == 1 => one.clone(),
-                _ => json!({"apiVersion": "v1", "kind": "List", "items": repos}),
-            };
-            let text = pv_core::yaml::emit_stream(
-                &[pv_core::yaml::from_json_ordered(&doc)],
-                pv_core::yaml::Format::Kyaml,
-            )
-            .map_err(|e| LocalError::Usage(format!("printing YAML: {e}")))?;
-            crate::outln!("{}", text.trim_end_matches('\n'));
+        RpkgOutput::Json | RpkgOutput::Yaml => {
+            super::rpkg::print_objects(&repos, output, names.len() == 1)?;
         }
         RpkgOutput::Text | RpkgOutput::Wide => {
             let mut header = vec!["NAME", "TYPE", "CONTENT", "DEPLOYMENT", "READY", "ADDRESS"];

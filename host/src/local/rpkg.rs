@@ -958,6 +958,39 @@ impl Row {
     }
 }
 
+/// Prints objects for scripts: JSON (an array), or YAML (the object when
+/// one was named, else a `List`, as kubectl prints them); nothing for the
+/// table formats.
+pub fn print_objects(
+    objects: &[Value],
+    output: super::cli::RpkgOutput,
+    one_named: bool,
+) -> Result<(), LocalError> {
+    use super::cli::RpkgOutput;
+    match output {
+        RpkgOutput::Json => {
+            crate::outln!(
+                "{}",
+                serde_json::to_string_pretty(objects).unwrap_or_default()
+            );
+        }
+        RpkgOutput::Yaml => {
+            let doc = match objects {
+                [one] if one_named => one.clone(),
+                _ => serde_json::json!({"apiVersion": "v1", "kind": "List", "items": objects}),
+            };
+            let text = pv_core::yaml::emit_stream(
+                &[pv_core::yaml::from_json_ordered(&doc)],
+                pv_core::yaml::Format::Kyaml,
+            )
+            .map_err(|e| LocalError::Usage(format!("printing YAML: {e}")))?;
+            crate::outln!("{}", text.trim_end_matches('\n'));
+        }
+        RpkgOutput::Text | RpkgOutput::Wide => {}
+    }
+    Ok(())
+}
+
 /// Rows laid out as kubectl prints a table: each column as wide as its
 /// widest cell, three spaces apart, the last one unpadded.
 pub fn table_lines(rows: &[Vec<String>]) -> Vec<String> {
@@ -995,24 +1028,7 @@ pub fn print_revisions(
 ) -> Result<(), LocalError> {
     use super::cli::RpkgOutput;
     match output {
-        RpkgOutput::Json => {
-            crate::outln!(
-                "{}",
-                serde_json::to_string_pretty(objects).unwrap_or_default()
-            );
-        }
-        RpkgOutput::Yaml => {
-            let doc = match objects {
-                [one] if one_named => one.clone(),
-                _ => serde_json::json!({"apiVersion": "v1", "kind": "List", "items": objects}),
-            };
-            let text = pv_core::yaml::emit_stream(
-                &[pv_core::yaml::from_json_ordered(&doc)],
-                pv_core::yaml::Format::Kyaml,
-            )
-            .map_err(|e| LocalError::Usage(format!("printing YAML: {e}")))?;
-            crate::outln!("{}", text.trim_end_matches('\n'));
-        }
+        RpkgOutput::Json | RpkgOutput::Yaml => print_objects(objects, output, one_named)?,
         RpkgOutput::Text | RpkgOutput::Wide => {
             let header = [
                 "NAME",
