@@ -51,9 +51,9 @@ pub struct RenderArgs {
 const RENDER_HELP: &str = "\
 Functions:
   builtins        set-namespace, set-labels, set-annotations, set-image,
-                  set-enforcement-action, apply-replacements and
-                  apply-setters (the catalog's images, any tag) run inside
-                  the package-editing component
+                  set-enforcement-action, apply-replacements,
+                  apply-setters and create-setters (the catalog's images,
+                  any tag) run inside the package-editing component
   starlark        the catalog's starlark function, embedded
   wasm            Go js/wasm modules from --fn-dir (kpt's wasm runtime ABI)
   exec            exec: programs, only with --allow-exec (each in its own

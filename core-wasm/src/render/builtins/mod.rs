@@ -1,6 +1,7 @@
 //! The functions that run in process, on the lossless tree: Porch's three
 //! builtins (apply-replacements, set-namespace, starlark), set-labels,
-//! set-annotations, apply-setters, set-image and set-enforcement-action, each following the krm-functions-catalog's current
+//! set-annotations, apply-setters, create-setters, set-image and
+//! set-enforcement-action, each following the krm-functions-catalog's current
 //! behaviour (see `docs/render.md` for the version each follows).
 //!
 //! A builtin gets the items as kpt sends them to a function (documents, with
@@ -10,6 +11,7 @@
 
 mod apply_replacements;
 mod apply_setters;
+mod create_setters;
 mod set_annotations;
 mod set_enforcement_action;
 mod set_image;
@@ -56,6 +58,7 @@ pub fn lookup(name: &str) -> Option<Builtin> {
     Some(match name {
         "apply-replacements" => apply_replacements::run,
         "apply-setters" => apply_setters::run,
+        "create-setters" => create_setters::run,
         "set-annotations" => set_annotations::run,
         "set-enforcement-action" => set_enforcement_action::run,
         "set-image" => set_image::run,
