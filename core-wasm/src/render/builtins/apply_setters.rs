@@ -14,12 +14,12 @@
 //!   and dotted path); none at all gives `no matches for input setter(s)`.
 
 use crate::render::annotations as ann;
-use crate::render::result::{Field, FileRef, FnResult};
+use crate::render::result::FnResult;
 use crate::yaml::{self, Kind, Node, Style};
 
 use super::set_annotations::{data_map, file_annotation};
 use super::set_namespace::go_quote;
-use super::{FnInput, FnOutput};
+use super::{field_result, framework_error, FnInput, FnOutput};
 
 /// The prefix of a setter comment.
 const SETTER_COMMENT: &str = "# kpt-set: ";
@@ -59,13 +59,7 @@ pub fn run(input: FnInput) -> FnOutput {
             applied: &mut applied,
         };
         if let Err(e) = visit.node(item.root_mut(), "") {
-            let message = format!("failed to apply setters: {e}");
-            return FnOutput {
-                items,
-                results: vec![FnResult::error(message)],
-                stderr: e.clone(),
-                failure: Some(e),
-            };
+            return framework_error(items, "failed to apply setters", e);
         }
     }
     let results = if applied.is_empty() {
@@ -76,17 +70,12 @@ pub fn run(input: FnInput) -> FnOutput {
     } else {
         applied
             .into_iter()
-            .map(|a| FnResult {
-                message: format!("set field value to {}", go_quote(&a.value)),
-                field: Some(Field {
-                    path: a.field,
-                    ..Field::default()
-                }),
-                file: Some(FileRef {
-                    path: a.file,
-                    index: 0,
-                }),
-                ..FnResult::default()
+            .map(|a| {
+                field_result(
+                    format!("set field value to {}", go_quote(&a.value)),
+                    a.file,
+                    a.field,
+                )
             })
             .collect()
     };

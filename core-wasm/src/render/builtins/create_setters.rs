@@ -14,12 +14,11 @@
 //!   (`no matches for the input list of setters`).
 
 use crate::render::annotations as ann;
-use crate::render::result::{Field, FileRef, FnResult};
 use crate::yaml::{self, Kind, Node, Style};
 
 use super::set_annotations::{data_map, file_annotation};
 use super::set_namespace::go_quote;
-use super::{FnInput, FnOutput};
+use super::{field_result, framework_error, FnInput, FnOutput};
 
 struct Scalar {
     name: String,
@@ -66,21 +65,16 @@ pub fn run(input: FnInput) -> FnOutput {
     }
     let results = added
         .into_iter()
-        .map(|a| FnResult {
-            message: format!(
-                "Added line comment {} for field with value {}",
-                go_quote(&a.comment),
-                go_quote(&a.value)
-            ),
-            field: Some(Field {
-                path: a.field,
-                ..Field::default()
-            }),
-            file: Some(FileRef {
-                path: a.file,
-                index: 0,
-            }),
-            ..FnResult::default()
+        .map(|a| {
+            field_result(
+                format!(
+                    "Added line comment {} for field with value {}",
+                    go_quote(&a.comment),
+                    go_quote(&a.value)
+                ),
+                a.file,
+                a.field,
+            )
         })
         .collect();
     FnOutput {
@@ -91,14 +85,7 @@ pub fn run(input: FnInput) -> FnOutput {
 }
 
 fn failed(items: Vec<Node>, message: String) -> FnOutput {
-    FnOutput {
-        items,
-        results: vec![FnResult::error(format!(
-            "failed to create setters: {message}"
-        ))],
-        stderr: message.clone(),
-        failure: Some(message),
-    }
+    framework_error(items, "failed to create setters", message)
 }
 
 /// `Decode`: each value read as YAML, a sequence an array setter (its

@@ -46,6 +46,35 @@ pub struct FnOutput {
     pub failure: Option<String>,
 }
 
+/// What a kyaml `framework` function answers when its processor returns
+/// an error: one error result (`<what>: <error>`), the error on stderr,
+/// the items as they were.
+pub(crate) fn framework_error(items: Vec<Node>, what: &str, error: String) -> FnOutput {
+    FnOutput {
+        items,
+        results: vec![FnResult::error(format!("{what}: {error}"))],
+        stderr: error.clone(),
+        failure: Some(error),
+    }
+}
+
+/// A result about one field of one file, without severity (kyaml's
+/// `framework.ResultItem` with `Field` and `File`).
+pub(crate) fn field_result(message: String, file: String, field: String) -> FnResult {
+    FnResult {
+        message,
+        field: Some(super::result::Field {
+            path: field,
+            ..Default::default()
+        }),
+        file: Some(super::result::FileRef {
+            path: file,
+            index: 0,
+        }),
+        ..FnResult::default()
+    }
+}
+
 /// The SDK's error text when a function's processor returns `false`.
 pub const FUNCTION_FAILURE: &str = "error: function failure";
 

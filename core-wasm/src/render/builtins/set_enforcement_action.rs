@@ -12,7 +12,7 @@ use crate::render::result::{FileRef, FnResult};
 use crate::yaml::{Kind, Node, Style};
 
 use super::set_annotations::{data_map, file_annotation};
-use super::{FnInput, FnOutput};
+use super::{framework_error, FnInput, FnOutput};
 
 const POLICY_API_VERSION: &str = "constraints.gatekeeper.sh/v1beta1";
 const ACTIONS: [&str; 3] = ["deny", "warn", "dryrun"];
@@ -112,17 +112,8 @@ pub fn run(input: FnInput) -> FnOutput {
     }
 }
 
-/// The framework's answer to an error: one error result, the error on
-/// stderr, exit 1.
 fn failed(items: Vec<Node>, message: String) -> FnOutput {
-    FnOutput {
-        items,
-        results: vec![FnResult::error(format!(
-            "failed to process policies: {message}"
-        ))],
-        stderr: message.clone(),
-        failure: Some(message),
-    }
+    framework_error(items, "failed to process policies", message)
 }
 
 #[cfg(test)]
