@@ -93,6 +93,11 @@ struct OnDir {
     #[arg(long, short = 'o', value_enum, global = true,
           default_value_t = porch_variants::local::cli::RpkgOutput::Text)]
     output: porch_variants::local::cli::RpkgOutput,
+    /// How the directory's objects are read, as kubectl's `--validate`
+    /// (strict, warn, ignore).
+    #[arg(long, value_enum, global = true, value_name = "MODE",
+          default_value_t = porch_variants::local::Validation::Strict)]
+    validate: porch_variants::local::Validation,
 }
 
 /// Which CRDs `crds` prints.
@@ -174,16 +179,24 @@ fn main() -> ExitCode {
         Command::Fn {
             command: FnCommand::Render(args),
         } => porch_variants::fn_render::run(&args),
-        Command::Repo { on, command } => {
-            porch_variants::local::repo_cmd::run(&on.dir, &on.namespace, &command, on.output)
-                .map(|()| ExitCode::SUCCESS)
-                .map_err(anyhow::Error::from)
-        }
-        Command::Rpkg { on, command } => {
-            porch_variants::local::cli::run_rpkg(&on.dir, &on.namespace, &command, on.output)
-                .map(|()| ExitCode::SUCCESS)
-                .map_err(anyhow::Error::from)
-        }
+        Command::Repo { on, command } => porch_variants::local::repo_cmd::run(
+            &on.dir,
+            &on.namespace,
+            &command,
+            on.output,
+            on.validate,
+        )
+        .map(|()| ExitCode::SUCCESS)
+        .map_err(anyhow::Error::from),
+        Command::Rpkg { on, command } => porch_variants::local::cli::run_rpkg(
+            &on.dir,
+            &on.namespace,
+            &command,
+            on.output,
+            on.validate,
+        )
+        .map(|()| ExitCode::SUCCESS)
+        .map_err(anyhow::Error::from),
     };
     match result {
         Ok(code) => code,

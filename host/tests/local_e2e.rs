@@ -996,7 +996,9 @@ fn an_init_stopped_before_a_seed_was_published_publishes_it_next_time() {
     // The first `--init` created the repository and the seed's draft, then
     // stopped.
     init_bare(&root.join("repos/blueprints"), "main").unwrap();
-    let objects = porch_variants::local::read_objects(root).unwrap();
+    let objects =
+        porch_variants::local::read_objects(root, porch_variants::local::Validation::Strict)
+            .unwrap();
     let store =
         GitRevisions::open(porch_variants::local::repo_configs(root, &objects).unwrap()).unwrap();
     let mut draft = PackageRevision::default();
@@ -1015,7 +1017,12 @@ fn an_init_stopped_before_a_seed_was_published_publishes_it_next_time() {
 
     // The directory lock is released at once (`..` drops it).
     let porch_variants::local::cli::OpenedRepositories { store, seeded, .. } =
-        porch_variants::local::cli::open_repositories(root, true).unwrap();
+        porch_variants::local::cli::open_repositories(
+            root,
+            true,
+            porch_variants::local::Validation::Strict,
+        )
+        .unwrap();
     assert_eq!(seeded, ["blueprints.web.v1 (revision 1)"]);
     let revisions = store
         .list(NS, &PrFilter::package("blueprints", "web"))
@@ -1025,9 +1032,13 @@ fn an_init_stopped_before_a_seed_was_published_publishes_it_next_time() {
     assert_eq!(revisions[0].spec.revision, 1);
 
     // And a third `--init` leaves the published seed alone.
-    let seeded = porch_variants::local::cli::open_repositories(root, true)
-        .unwrap()
-        .seeded;
+    let seeded = porch_variants::local::cli::open_repositories(
+        root,
+        true,
+        porch_variants::local::Validation::Strict,
+    )
+    .unwrap()
+    .seeded;
     assert!(seeded.is_empty(), "{seeded:?}");
 }
 
@@ -1048,16 +1059,25 @@ fn a_repository_an_interrupted_init_left_half_created_is_created_again() {
     let aside = root.join("repos/.site-0087.init-4000000");
     std::fs::create_dir_all(aside.join("objects")).unwrap();
 
-    let err = porch_variants::local::cli::open_repositories(root, false)
-        .err()
-        .expect("an unfinished repository does not open");
+    let err = porch_variants::local::cli::open_repositories(
+        root,
+        false,
+        porch_variants::local::Validation::Strict,
+    )
+    .err()
+    .expect("an unfinished repository does not open");
     let msg = err.to_string();
     assert!(
         msg.contains("site-0087") && msg.contains("unfinished") && msg.contains("--init"),
         "{msg}"
     );
 
-    let opened = porch_variants::local::cli::open_repositories(root, true).unwrap();
+    let opened = porch_variants::local::cli::open_repositories(
+        root,
+        true,
+        porch_variants::local::Validation::Strict,
+    )
+    .unwrap();
     assert!(opened
         .store
         .list(NS, &PrFilter::default())
@@ -1072,9 +1092,13 @@ fn a_repository_an_interrupted_init_left_half_created_is_created_again() {
 
     // A repository with content is never taken for an unfinished one.
     std::fs::remove_file(half.join("HEAD")).unwrap();
-    let err = porch_variants::local::cli::open_repositories(root, true)
-        .err()
-        .expect("a damaged repository with objects is not replaced");
+    let err = porch_variants::local::cli::open_repositories(
+        root,
+        true,
+        porch_variants::local::Validation::Strict,
+    )
+    .err()
+    .expect("a damaged repository with objects is not replaced");
     assert!(!err.to_string().contains("unfinished"), "{err}");
     assert!(half.join("objects").read_dir().unwrap().next().is_some());
 }

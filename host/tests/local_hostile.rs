@@ -26,14 +26,15 @@ fn fleet(pkg: &str) -> (tempfile::TempDir, std::path::PathBuf) {
 /// `--init` fails with an error containing each of `needles`, and nothing
 /// is published.
 fn refused(root: &Path, needles: &[&str]) {
-    let err = match open_repositories(root, true) {
+    let err = match open_repositories(root, true, porch_variants::local::Validation::Strict) {
         Ok(_) => panic!("the hostile seed package was published"),
         Err(e) => e.to_string(),
     };
     for n in needles {
         assert!(err.contains(n), "{n:?} missing from: {err}");
     }
-    let opened = open_repositories(root, false).expect("the repository itself is fine");
+    let opened = open_repositories(root, false, porch_variants::local::Validation::Strict)
+        .expect("the repository itself is fine");
     let prs = opened.store.list("default", &PrFilter::default()).unwrap();
     assert!(prs.is_empty(), "published: {prs:?}");
 }
@@ -117,7 +118,7 @@ fn directories_ten_thousand_deep_are_refused_by_their_depth_and_nothing_is_publi
         .unwrap();
     assert!(made.success());
     let root = tmp.path().join("fleet");
-    let err = match open_repositories(&root, true) {
+    let err = match open_repositories(&root, true, porch_variants::local::Validation::Strict) {
         Ok(_) => panic!("the hostile seed package was published"),
         Err(e) => e.to_string(),
     };
@@ -131,7 +132,8 @@ fn directories_ten_thousand_deep_are_refused_by_their_depth_and_nothing_is_publi
         "the error names the depth, not the path: {} bytes",
         err.len()
     );
-    let opened = open_repositories(&root, false).expect("the repository itself is fine");
+    let opened = open_repositories(&root, false, porch_variants::local::Validation::Strict)
+        .expect("the repository itself is fine");
     assert!(opened
         .store
         .list("default", &PrFilter::default())
@@ -222,4 +224,139 @@ fn a_stalled_variant_says_why_and_the_run_exits_2() {
         stdout.contains("PackageVariant default/no-upstream: stalled: "),
         "{stdout}"
     );
+}
+
+/// A PackageVariant with a misspelt field (`injector:` for
+/// `injectors:`), run as a person runs it.
+fn misspelt_variant() -> (tempfile::TempDir, std::path::PathBuf) {
+    let (tmp, _seed) = fleet("web");
+    let root = tmp.path().join("fleet");
+    std::fs::write(
+        root.join("variant.yaml"),
+        "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: typo\nspec:\n  upstream:\n    repo: blueprints\n    package: web\n  downstream:\n    repo: blueprints\n    package: copy\n  injector:\n  - name: east\n",
+    )
+    .unwrap();
+    (tmp, root)
+}
+
+fn local(root: &Path, extra: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_porch-variants"))
+        .arg("local")
+        .arg(root)
+        .arg("--init")
+        .args(extra)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+/// Objects are read as `kubectl --validate=strict` reads them: a field
+/// the schema does not know is an error naming file, object, field and
+/// line, and nothing is created; `warn` reports it and goes on, `ignore`
+/// says nothing.
+#[test]
+fn a_misspelt_field_is_refused_by_default_and_reported_with_validate_warn() {
+    let (_tmp, root) = misspelt_variant();
+    let out = local(&root, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("variant.yaml, document 1 (PackageVariant default/typo)")
+            && stderr.contains("strict decoding error: unknown field \"spec.injector\" (line 12)"),
+        "{stderr}"
+    );
+    assert!(
+        !root.join("repos").exists(),
+        "a refused run created repositories"
+    );
+
+    let (_tmp, root) = misspelt_variant();
+    let out = local(&root, &["--validate=warn"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("WARN") && stderr.contains("unknown field \"spec.injector\" (line 12)"),
+        "{stderr}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout)
+        .contains("PackageVariant default/typo: status updated: Ready=True"));
+
+    let (_tmp, root) = misspelt_variant();
+    let out = local(&root, &["--validate", "ignore"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("unknown field"), "{stderr}");
+}
+
+/// A repeated key is refused by default, naming the object and both
+/// lines; `rpkg` and `repo` read the directory the same way.
+#[test]
+fn a_repeated_key_is_refused_naming_both_lines() {
+    let (_tmp, root) = misspelt_variant();
+    std::fs::write(
+        root.join("variant.yaml"),
+        "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: twice\nspec:\n  upstream: {repo: blueprints, package: web}\n  downstream: {repo: blueprints, package: a}\n  downstream: {repo: blueprints, package: b}\n",
+    )
+    .unwrap();
+    let out = local(&root, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("(PackageVariant default/twice)")
+            && stderr.contains("line 8: mapping key \"downstream\" already defined at line 7"),
+        "{stderr}"
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_porch-variants"))
+        .args(["repo", "get", "--dir"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("already defined at line 7"), "{stderr}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_porch-variants"))
+        .args(["repo", "get", "--validate=ignore", "--dir"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Seed packages are read as render reads them before any is published:
+/// a Kptfile with a misspelt field (or a resource that does not parse)
+/// stops `--init` naming the file, and the good package next to it is not
+/// published either.
+#[test]
+fn a_seed_package_that_would_not_render_is_refused_before_anything_is_published() {
+    let (_tmp, seed) = fleet("web");
+    let root = seed
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let good = root.join("packages/blueprints/a-good");
+    std::fs::create_dir_all(&good).unwrap();
+    std::fs::write(good.join("Kptfile"), KPTFILE).unwrap();
+    std::fs::write(
+        seed.join("Kptfile"),
+        format!("{KPTFILE}pipeline:\n  mutator:\n  - image: set-namespace:v0.4\n"),
+    )
+    .unwrap();
+    refused(&root, &["web", "Kptfile is invalid", "mutator"]);
+
+    std::fs::write(seed.join("Kptfile"), KPTFILE).unwrap();
+    std::fs::write(
+        seed.join("deployment.yaml"),
+        "kind: Deployment\nmetadata: {name: [\n",
+    )
+    .unwrap();
+    refused(&root, &["web", "deployment.yaml"]);
 }

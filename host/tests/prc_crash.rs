@@ -48,16 +48,18 @@ fn declared() -> Vec<Value> {
 /// One `local` pass over the declared objects, with `plan`'s faults on
 /// the Git writes; the writes made.
 fn run(dir: &Path, plan: std::sync::Arc<FaultPlan>) -> usize {
-    let opened = open_repositories(dir, false).expect("opens");
+    let opened =
+        open_repositories(dir, false, porch_variants::local::Validation::Strict).expect("opens");
     let store = Faulty::new(&opened.store, plan.clone());
     let core = NativeCore;
     let renderer = draft_renderer(dir);
-    let repos: Vec<Value> = porch_variants::local::read_objects(dir)
-        .unwrap()
-        .objects
-        .into_iter()
-        .filter(|o| o["kind"] == "Repository")
-        .collect();
+    let repos: Vec<Value> =
+        porch_variants::local::read_objects(dir, porch_variants::local::Validation::Strict)
+            .unwrap()
+            .objects
+            .into_iter()
+            .filter(|o| o["kind"] == "Repository")
+            .collect();
     let session = Session::open(dir, &repos, &store, &core, &renderer).expect("session");
     let _ = reconcile_declared(&session, &declared());
     plan.counts().writes
@@ -77,7 +79,7 @@ fn state(dir: &Path) -> (Vec<String>, BTreeMap<String, Revision>) {
         .filter(|r| !r.starts_with("refs/porch"))
         .collect();
     refs.sort();
-    let opened = open_repositories(dir, false).unwrap();
+    let opened = open_repositories(dir, false, porch_variants::local::Validation::Strict).unwrap();
     let mut revs = BTreeMap::new();
     for pr in opened.store.list("default", &PrFilter::default()).unwrap() {
         let files = opened
@@ -98,7 +100,7 @@ fn state(dir: &Path) -> (Vec<String>, BTreeMap<String, Revision>) {
 fn fresh() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("repositories.yaml"), REPOS).unwrap();
-    drop(open_repositories(tmp.path(), true).unwrap());
+    drop(open_repositories(tmp.path(), true, porch_variants::local::Validation::Strict).unwrap());
     tmp
 }
 

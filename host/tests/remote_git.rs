@@ -499,6 +499,7 @@ fn local_mode_clones_and_publishes_on_the_server() {
         porch_api: Default::default(),
         reconcile_all: false,
         jobs: Some(2),
+        validate: Default::default(),
     };
     let (summary, ok) = run_local(&args).unwrap();
     assert!(ok, "{:#?}", summary.report);
@@ -517,11 +518,25 @@ fn local_mode_clones_and_publishes_on_the_server() {
         all: true,
         force: false,
     };
-    run_rpkg(&dir, NS, &RpkgCommand::Propose(all()), RpkgOutput::Text).unwrap();
+    run_rpkg(
+        &dir,
+        NS,
+        &RpkgCommand::Propose(all()),
+        RpkgOutput::Text,
+        porch_variants::local::Validation::Strict,
+    )
+    .unwrap();
     let listed = ls_remote(&server.url("edge-1"));
     assert!(listed.contains("refs/heads/proposed/web/"), "{listed}");
     assert!(!listed.contains("refs/heads/drafts/web/"), "{listed}");
-    run_rpkg(&dir, NS, &RpkgCommand::Approve(all()), RpkgOutput::Text).unwrap();
+    run_rpkg(
+        &dir,
+        NS,
+        &RpkgCommand::Approve(all()),
+        RpkgOutput::Text,
+        porch_variants::local::Validation::Strict,
+    )
+    .unwrap();
     let listed = ls_remote(&server.url("edge-1"));
     assert!(listed.contains("refs/tags/web/v1"), "{listed}");
     assert!(!listed.contains("refs/heads/proposed/"), "{listed}");
@@ -533,7 +548,7 @@ fn local_mode_clones_and_publishes_on_the_server() {
 
     // A fresh open reads the published clone from the server, and a
     // second run writes nothing.
-    let opened = open_repositories(&dir, false).unwrap();
+    let opened = open_repositories(&dir, false, porch_variants::local::Validation::Strict).unwrap();
     let prs = opened
         .store
         .list(NS, &PrFilter::package("edge-1", "web"))
@@ -961,7 +976,7 @@ fn remote_repositories_are_checked_and_file_urls_work() {
         .unwrap();
     };
     let refused = |needles: &[&str]| {
-        let err = match open_repositories(&dir, false) {
+        let err = match open_repositories(&dir, false, porch_variants::local::Validation::Strict) {
             Ok(_) => panic!("opened"),
             Err(e) => e.to_string(),
         };
@@ -1010,7 +1025,7 @@ fn remote_repositories_are_checked_and_file_urls_work() {
         ),
         "",
     );
-    let opened = open_repositories(&dir, false).unwrap();
+    let opened = open_repositories(&dir, false, porch_variants::local::Validation::Strict).unwrap();
     assert!(opened.store.is_remote(NS, "site"));
     opened.store.create(draft("site", "web", "ws")).unwrap();
     let refs = refs_of(&served);

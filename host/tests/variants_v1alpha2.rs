@@ -700,7 +700,9 @@ fn copy_fleet(root: &std::path::Path) -> PathBuf {
 /// Every revision of a local directory's repositories, normalized as
 /// [`Fleet::snapshot`] does.
 fn dir_snapshot(dir: &std::path::Path) -> Vec<Revision> {
-    let objects = porch_variants::local::read_objects(dir).unwrap();
+    let objects =
+        porch_variants::local::read_objects(dir, porch_variants::local::Validation::Strict)
+            .unwrap();
     let configs = porch_variants::local::repo_configs(dir, &objects).unwrap();
     let repos: Vec<String> = configs.iter().map(|c| c.name.clone()).collect();
     let f = Fleet {
@@ -734,6 +736,7 @@ fn the_fleet_demo_gives_the_same_packages_in_either_mode() {
             reconcile_all: false,
             // More workers than this machine may have CPUs: the parallel path.
             jobs: Some(3),
+            validate: Default::default(),
         };
         let (summary, ok) = run_local(&args).unwrap();
         assert!(ok, "{mode:?}: {:#?}", summary.report.errors);

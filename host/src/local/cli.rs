@@ -84,6 +84,12 @@ pub struct LocalArgs {
     /// depend on it.
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
+    /// How the directory's objects are read, as kubectl's `--validate`:
+    /// `strict` refuses a field their schema does not know or a key
+    /// written twice (naming file, object, field and line), `warn` reports
+    /// them, `ignore` drops them silently.
+    #[arg(long, value_enum, default_value_t = super::Validation::Strict, value_name = "MODE")]
+    pub validate: super::Validation,
 }
 
 impl LocalArgs {
@@ -334,6 +340,8 @@ pub struct OpenedRepositories {
     pub seeded: Vec<String>,
     /// The directory's lock, held as long as this value lives.
     pub lock: DirLock,
+    /// The directory's objects, as read under the lock.
+    pub objects: super::DirObjects,
 }
 
 /// Opens the Git repositories of `dir` (creating missing ones and
@@ -341,9 +349,13 @@ pub struct OpenedRepositories {
 /// having removed the Git lock files a killed process left. Repositories
 /// whose `spec.git.repo` is a URL are synced into their mirrors once here,
 /// and every write to them is pushed (see [`crate::store::remote`]).
-pub fn open_repositories(dir: &Path, init: bool) -> Result<OpenedRepositories, LocalError> {
+pub fn open_repositories(
+    dir: &Path,
+    init: bool,
+    validation: super::Validation,
+) -> Result<OpenedRepositories, LocalError> {
     let lock = DirLock::acquire(dir)?;
-    let objects = read_objects(dir)?;
+    let objects = read_objects(dir, validation)?;
     let configs = repo_configs(dir, &objects)?;
     let remotes = remote_configs(&objects.objects, &objects.sources, &configs)?;
     let is_remote = |c: &crate::store::git::GitRepoConfig| {
@@ -370,6 +382,9 @@ pub fn open_repositories(dir: &Path, init: bool) -> Result<OpenedRepositories, L
     store.finish_interrupted_moves()?;
     let mut seeded = Vec::new();
     if init {
+        // Every seed package is read and checked before any is published:
+        // one that would not render stops `--init` with nothing published.
+        let mut actions = Vec::new();
         for c in &configs {
             let seeds = dir.join("packages").join(&c.name);
             let Ok(entries) = std::fs::read_dir(&seeds) else {
@@ -396,23 +411,36 @@ pub fn open_repositories(dir: &Path, init: bool) -> Result<OpenedRepositories, L
                     }
                 })?;
                 let existing = store.list(&c.namespace, &PrFilter::package(&c.name, &package))?;
-                let name = if existing.is_empty() {
-                    publish_seed(&store, &c.namespace, &c.name, &package, &p)?
+                if existing.is_empty() {
+                    let files = read_seed_package(&p)?;
+                    actions.push((c, package, SeedAction::Publish(files)));
                 } else if let Some(left) = unpublished_seed(&existing) {
                     // An earlier `--init` stopped between creating the seed
                     // revision and publishing it: finish the publish.
-                    publish_existing(&store, &c.namespace, left)?
-                } else {
-                    continue;
-                };
-                seeded.push(name);
+                    actions.push((c, package, SeedAction::Finish(Box::new(left.clone()))));
+                }
             }
+        }
+        for (c, package, action) in actions {
+            seeded.push(match action {
+                SeedAction::Publish(files) => publish_files(
+                    &store,
+                    &c.namespace,
+                    &c.name,
+                    &package,
+                    SEED_WORKSPACE,
+                    files,
+                    "init",
+                )?,
+                SeedAction::Finish(left) => publish_existing(&store, &c.namespace, &left)?,
+            });
         }
     }
     Ok(OpenedRepositories {
         store,
         seeded,
         lock,
+        objects,
     })
 }
 
@@ -515,17 +543,27 @@ pub fn read_package_dir(dir: &Path) -> Result<crate::store::Files, LocalError> {
     Ok(files)
 }
 
-/// Creates `package` in `repo` from `files`' directory with an `init` task
-/// and publishes it (v1 when new).
-pub fn publish_seed(
-    store: &dyn PackageRevisionStore,
-    ns: &str,
-    repo: &str,
-    package: &str,
-    dir: &Path,
-) -> Result<String, LocalError> {
+/// What `--init` does with one seed package.
+enum SeedAction {
+    /// Publish these files as the package's first revision.
+    Publish(crate::store::Files),
+    /// Publish the revision an interrupted `--init` left as a draft.
+    Finish(Box<PackageRevision>),
+}
+
+/// A seed package's files ([`read_package_dir`]), checked as render reads
+/// a package ([`pv_core::render::check_package`]): a Kptfile that does not
+/// decode or validate, or a resource file that does not parse, is refused
+/// naming the file.
+pub fn read_seed_package(dir: &Path) -> Result<crate::store::Files, LocalError> {
     let files = read_package_dir(dir)?;
-    publish_files(store, ns, repo, package, SEED_WORKSPACE, files, "init")
+    pv_core::render::check_package(&files).map_err(|message| {
+        LocalError::Store(StoreError::Data {
+            context: format!("seed package {}", dir.display()),
+            message,
+        })
+    })?;
+    Ok(files)
 }
 
 /// The seed revision (workspace `v1`) an interrupted `--init` created but
@@ -593,10 +631,10 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
         store: git,
         seeded,
         lock: _lock,
-    } = open_repositories(dir, args.init)?;
+        objects: dir_objects,
+    } = open_repositories(dir, args.init, args.validate)?;
     let git = git.with_owner_cache(dir.join(super::OWNER_CACHE));
     let now = now();
-    let dir_objects = read_objects(dir)?;
     let objects = LocalObjects::load(dir, &dir_objects, &now)?;
     let core: Box<dyn Core> = if args.native_core {
         Box::new(NativeCore)
@@ -839,6 +877,7 @@ pub fn run_rpkg(
     namespace: &str,
     cmd: &RpkgCommand,
     output: RpkgOutput,
+    validation: super::Validation,
 ) -> Result<(), LocalError> {
     // Outside a directory `local` has run on, nothing is created (not even
     // the lock) and nothing is listed as if it were empty.
@@ -853,8 +892,9 @@ pub fn run_rpkg(
     let OpenedRepositories {
         store: git,
         lock: _lock,
+        objects: dir_objects,
         ..
-    } = open_repositories(dir, false)?;
+    } = open_repositories(dir, false, validation)?;
     // The v1alpha2 controller (and the component it decides with) is
     // loaded only where v1alpha2 objects exist or are made.
     let lifecycle_verb = matches!(
@@ -873,7 +913,7 @@ pub fn run_rpkg(
     } else {
         core = ComponentCore::load()?;
         renderer = draft_renderer(dir);
-        let repositories: Vec<serde_json::Value> = read_objects(dir)?
+        let repositories: Vec<serde_json::Value> = dir_objects
             .objects
             .into_iter()
             .filter(|o| o["kind"] == "Repository")

@@ -32,8 +32,10 @@ pub mod dir_lock;
 mod objects;
 pub mod repo_cmd;
 pub mod rpkg;
+pub mod validate;
 
 pub use objects::LocalObjects;
+pub use validate::Validation;
 
 use std::path::{Path, PathBuf};
 
@@ -91,8 +93,9 @@ pub struct DirObjects {
     pub sources: Vec<String>,
 }
 
-/// Reads every object of `<dir>/*.yaml` and `<dir>/*.yml`.
-pub fn read_objects(dir: &Path) -> StoreResult<DirObjects> {
+/// Reads every object of `<dir>/*.yaml` and `<dir>/*.yml`, checked as
+/// `validation` says (see [`validate`]).
+pub fn read_objects(dir: &Path, validation: Validation) -> StoreResult<DirObjects> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(StoreError::io(format!("reading {}", dir.display())))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -101,7 +104,7 @@ pub fn read_objects(dir: &Path) -> StoreResult<DirObjects> {
     paths.sort();
     let mut out = DirObjects::default();
     for path in paths {
-        for (source, object) in read_yaml_objects(&path)? {
+        for (source, object) in read_yaml_objects(&path, Some(validation))? {
             out.sources.push(source);
             out.objects.push(object);
         }
@@ -112,7 +115,7 @@ pub fn read_objects(dir: &Path) -> StoreResult<DirObjects> {
 /// The objects of one YAML file (documents that are not mappings with a
 /// kind are skipped).
 pub fn parse_yaml_objects(path: &Path) -> StoreResult<Vec<Value>> {
-    Ok(read_yaml_objects(path)?
+    Ok(read_yaml_objects(path, None)?
         .into_iter()
         .map(|(_, object)| object)
         .collect())
@@ -120,8 +123,13 @@ pub fn parse_yaml_objects(path: &Path) -> StoreResult<Vec<Value>> {
 
 /// [`parse_yaml_objects`], each object with where it was read. Every object
 /// must have a `metadata` mapping with a valid `name` (and `namespace`,
-/// when set): names become file names of the controller's state.
-fn read_yaml_objects(path: &Path) -> StoreResult<Vec<(String, Value)>> {
+/// when set): names become file names of the controller's state. With a
+/// `validation`, objects of our kinds are checked against their schemas
+/// as [`validate`] says; without, only repeated keys are refused.
+fn read_yaml_objects(
+    path: &Path,
+    validation: Option<Validation>,
+) -> StoreResult<Vec<(String, Value)>> {
     let text = std::fs::read_to_string(path)
         .map_err(StoreError::io(format!("reading {}", path.display())))?;
     let docs = yaml::parse_stream(&text).map_err(|e| StoreError::Data {
@@ -131,13 +139,43 @@ fn read_yaml_objects(path: &Path) -> StoreResult<Vec<(String, Value)>> {
     let mut out = Vec::new();
     for (i, doc) in docs.iter().enumerate() {
         let source = format!("{}, document {}", path.display(), i + 1);
-        let v = yaml::to_json_strict(doc).map_err(|e| StoreError::Data {
-            context: source.clone(),
-            message: e.to_string(),
-        })?;
+        let data_err = |context: String, message: String| StoreError::Data { context, message };
+        // A repeated key: the document is read leniently (the last
+        // value kept) to name the object, then refused unless the
+        // validation is lenient.
+        let (v, repeated) = match yaml::to_json_strict(doc) {
+            Ok(v) => (v, None),
+            Err(e) => (
+                yaml::to_json(doc).map_err(|e| data_err(source.clone(), e.to_string()))?,
+                Some(e.to_string()),
+            ),
+        };
         let Some(kind) = v.get("kind").and_then(Value::as_str) else {
+            if let (Some(message), None | Some(Validation::Strict)) = (repeated, validation) {
+                return Err(data_err(source, message));
+            }
             continue;
         };
+        let what = || {
+            format!(
+                "{source} ({kind} {}/{})",
+                ns_or_default(v["metadata"]["namespace"].as_str().unwrap_or_default()),
+                v["metadata"]["name"].as_str().unwrap_or_default()
+            )
+        };
+        if let (Some(message), None) = (&repeated, validation) {
+            return Err(data_err(what(), message.clone()));
+        }
+        if let Some(validation) = validation.filter(|v| *v != Validation::Ignore) {
+            let findings = validate::check(doc, &v, repeated.as_deref())
+                .map_err(|message| data_err(what(), message))?;
+            for f in findings {
+                if validation == Validation::Strict {
+                    return Err(data_err(what(), f.message));
+                }
+                tracing::warn!("{}: {}", what(), f.message);
+            }
+        }
         check_metadata(&v).map_err(|message| StoreError::Data {
             context: format!("{source} ({kind})"),
             message,
@@ -292,7 +330,7 @@ mod tests {
         for (name, text) in files {
             std::fs::write(dir.path().join(name), text).expect("writes");
         }
-        read_objects(dir.path())
+        read_objects(dir.path(), Validation::Strict)
     }
 
     fn error(files: &[(&str, &str)]) -> String {
@@ -308,7 +346,7 @@ mod tests {
             format!("kind: Repository\nmetadata:\n  name: r\nspec:\n  git:\n{repo_fields}"),
         )
         .expect("writes");
-        repo_configs(dir, &read_objects(dir)?)
+        repo_configs(dir, &read_objects(dir, Validation::Strict)?)
     }
 
     #[test]

@@ -253,7 +253,8 @@ mod tests {
             "kind: ConfigMap\nmetadata:\n  name: c\n---\napiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: x\nspec:\n  upstream: 5\n",
         )
         .expect("writes");
-        let objects = super::super::read_objects(dir.path()).expect("reads");
+        let objects = super::super::read_objects(dir.path(), super::super::Validation::Strict)
+            .expect("reads");
         let e = match LocalObjects::load(dir.path(), &objects, "2026-01-01T00:00:00Z") {
             Ok(_) => panic!("loaded"),
             Err(e) => e.to_string(),

@@ -83,23 +83,27 @@ pub fn run(
     namespace: &str,
     cmd: &RepoCommand,
     output: RpkgOutput,
+    validation: super::Validation,
 ) -> Result<(), LocalError> {
     match cmd {
-        RepoCommand::Reg(a) => register(dir, namespace, a),
+        RepoCommand::Reg(a) => register(dir, namespace, a, validation),
         RepoCommand::Get {
             names,
             all_namespaces,
-        } => get(dir, namespace, names, *all_namespaces, output),
+        } => get(dir, namespace, names, *all_namespaces, output, validation),
         RepoCommand::Unreg {
             name,
             keep_auth_secret,
-        } => unregister(dir, namespace, name, *keep_auth_secret),
+        } => unregister(dir, namespace, name, *keep_auth_secret, validation),
     }
 }
 
 /// The Repository objects of `dir`, each with the file it was read from.
-fn repositories(dir: &Path) -> Result<Vec<(Value, PathBuf)>, LocalError> {
-    let objects = read_objects(dir)?;
+fn repositories(
+    dir: &Path,
+    validation: super::Validation,
+) -> Result<Vec<(Value, PathBuf)>, LocalError> {
+    let objects = read_objects(dir, validation)?;
     Ok(objects
         .objects
         .into_iter()
@@ -129,7 +133,12 @@ fn name_from_url(url: &str) -> String {
     last.strip_suffix(".git").unwrap_or(last).to_string()
 }
 
-fn register(dir: &Path, namespace: &str, a: &RegArgs) -> Result<(), LocalError> {
+fn register(
+    dir: &Path,
+    namespace: &str,
+    a: &RegArgs,
+    validation: super::Validation,
+) -> Result<(), LocalError> {
     let usage = |m: String| Err(LocalError::Usage(m));
     if let Some(url) = &a.url {
         if !is_remote_url(url) {
@@ -146,7 +155,7 @@ fn register(dir: &Path, namespace: &str, a: &RegArgs) -> Result<(), LocalError> 
     };
     pv_core::variantset::selector::is_dns1123_subdomain(&name)
         .or_else(|e| usage(format!("repository name {name:?}: {e}")))?;
-    if repositories(dir)?
+    if repositories(dir, validation)?
         .iter()
         .any(|(o, _)| o["metadata"]["name"] == name.as_str() && namespace_of(o) == namespace)
     {
@@ -226,8 +235,9 @@ fn get(
     names: &[String],
     all_namespaces: bool,
     output: RpkgOutput,
+    validation: super::Validation,
 ) -> Result<(), LocalError> {
-    let repos: Vec<Value> = repositories(dir)?
+    let repos: Vec<Value> = repositories(dir, validation)?
         .into_iter()
         .map(|(o, _)| o)
         .filter(|o| all_namespaces || namespace_of(o) == namespace)
@@ -300,8 +310,9 @@ fn unregister(
     namespace: &str,
     name: &str,
     keep_auth_secret: bool,
+    validation: super::Validation,
 ) -> Result<(), LocalError> {
-    let Some((repo, _)) = repositories(dir)?
+    let Some((repo, _)) = repositories(dir, validation)?
         .into_iter()
         .find(|(o, _)| o["metadata"]["name"] == name && namespace_of(o) == namespace)
     else {
