@@ -876,6 +876,26 @@ fn an_upgrade_that_fails_leaves_nothing_and_one_with_nothing_newer_says_so() {
     publish(&d, "edge", "edge.y.w1", "y/v1");
     d.ok(&upgrade);
     assert_eq!(d.object("edge.y.w2")["status"]["creationSource"], "upgrade");
+
+    // The upgraded Kptfile names its upstream as a URL that resolves from
+    // anywhere (the directory was given as `.`), at the locked commit.
+    let kptfile = read(&d.pull("edge.y.w2").join("Kptfile"));
+    let kf = pv_core::yaml::to_json(&pv_core::yaml::parse_document(&kptfile).unwrap()).unwrap();
+    let lock = &kf["upstreamLock"]["git"];
+    let url = lock["repo"].as_str().unwrap();
+    assert!(url.starts_with("file:///"), "{kptfile}");
+    assert_eq!(kf["upstream"]["git"]["repo"], url, "{kptfile}");
+    let out = Command::new("git")
+        .current_dir("/")
+        .args(["ls-remote", url, lock["ref"].as_str().unwrap()])
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && listed.starts_with(lock["commit"].as_str().unwrap()),
+        "{url}: {listed} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// `rpkg get` and `rpkg list` print porchctl's table (the same columns,

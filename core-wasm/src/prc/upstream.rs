@@ -76,9 +76,12 @@ pub enum UpstreamError {
 }
 
 /// `normalizeGitFields`: `.git` appended to the repository URL when
-/// missing, a leading `/` trimmed from the directory.
+/// missing, a leading `/` trimmed from the directory. A `file://` URL (a
+/// local directory's repository, which Porch never has) is kept as it is,
+/// so that it still names the directory: `git clone` would not find
+/// `repos/blueprints` as `repos/blueprints.git`.
 fn normalize(repo: &mut String, directory: &mut String) {
-    if !repo.ends_with(".git") {
+    if !repo.ends_with(".git") && !repo.starts_with("file://") {
         repo.push_str(".git");
     }
     if let Some(d) = directory.strip_prefix('/') {
@@ -161,6 +164,22 @@ mod tests {
             out[KPTFILE],
             "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: my-pkg\nupstream:\n  type: git\n  git:\n    repo: https://example.com/repo.git\n    directory: upstream-pkg\n    ref: v1\nupstreamLock:\n  type: git\n  git:\n    repo: https://example.com/repo.git\n    directory: upstream-pkg\n    ref: v1\n    commit: abc123\n"
         );
+    }
+
+    #[test]
+    fn a_local_directorys_url_is_kept_as_it_names_the_directory() {
+        let (mut repo, mut dir) = (
+            "file:///tmp/fleet/repos/blueprints".to_string(),
+            "/web".to_string(),
+        );
+        normalize(&mut repo, &mut dir);
+        assert_eq!(
+            (repo.as_str(), dir.as_str()),
+            ("file:///tmp/fleet/repos/blueprints", "web")
+        );
+        let (mut repo, mut dir) = ("https://example.com/r".to_string(), String::new());
+        normalize(&mut repo, &mut dir);
+        assert_eq!(repo, "https://example.com/r.git");
     }
 
     #[test]

@@ -695,6 +695,30 @@ fn lock(h: &RepoHandle) -> MutexGuard<'_, RepoState> {
     h.state.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// `path` as a `file://` URL: absolute (against the working directory;
+/// no link is resolved), `/`-separated, with the characters a URL path
+/// cannot hold percent-encoded.
+pub fn file_url(path: &Path) -> String {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let path = abs.to_string_lossy().replace('\\', "/");
+    let mut out = String::from(if path.starts_with('/') {
+        "file://"
+    } else {
+        "file:///"
+    });
+    for c in path.chars() {
+        if c.is_control() || " %#?\"<>`{}^|".contains(c) {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 fn pkg_path(cfg: &GitRepoConfig, package: &str) -> String {
     let dir = cfg.directory.trim_matches('/');
     if dir.is_empty() {
@@ -843,6 +867,9 @@ fn scan(cfg: &GitRepoConfig, repo: &Repository) -> StoreResult<Vec<Entry>> {
             }),
         }
     };
+    // The repository as a URL `git clone` resolves from anywhere: a
+    // `file://` URL of its absolute path.
+    let lock_url = file_url(&cfg.path);
     let mut out = Vec::new();
     let mut make = |pkg: &str,
                     ws: &str,
@@ -882,7 +909,7 @@ fn scan(cfg: &GitRepoConfig, repo: &Repository) -> StoreResult<Vec<Entry>> {
         pr.status.self_lock = Some(Locator {
             type_: "git".into(),
             git: Some(GitLock {
-                repo: cfg.path.display().to_string(),
+                repo: lock_url.clone(),
                 directory: pkg_path(cfg, pkg),
                 r#ref: short.to_string(),
                 commit: commit.to_string(),
