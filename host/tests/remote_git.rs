@@ -812,10 +812,12 @@ fn an_undone_write_on_a_shared_mirror_keeps_the_other_stores_writes() {
     assert!(listed.contains("refs/heads/proposed/pkg-b/ws"), "{listed}");
 }
 
-/// Wrong credentials: opening fails at once with an error naming the
-/// Repository and `spec.git.secretRef`, after at most a few requests.
-/// Credentials revoked between open and write: the push fails the same
-/// way, is not retried, and the mirror shows nothing of the write.
+/// Wrong credentials: the repository opens as unreachable (its objects
+/// fail, not the store), and a write to it fails at once with an error
+/// naming the Repository and `spec.git.secretRef`, after at most a few
+/// requests at open and none at the write. Credentials revoked between
+/// open and write: the push fails the same way, is not retried, and the
+/// mirror shows nothing of the write.
 #[test]
 fn wrong_credentials_fail_clearly_without_retrying() {
     let tmp = tempfile::tempdir().unwrap();
@@ -823,12 +825,25 @@ fn wrong_credentials_fail_clearly_without_retrying() {
     let site = server_repo(&served, "site");
     let server = Server::start(&served, 0);
 
-    let err = RemoteRevisions::open(
+    let unreachable = RemoteRevisions::open(
         vec![],
         vec![remote(&server, "site", &tmp.path().join("m1"), "wrong")],
     )
-    .err()
-    .expect("wrong credentials do not open");
+    .expect("an unreachable repository does not stop the store");
+    let at_open = server.requests();
+    let err = unreachable
+        .create(draft("site", "web", "ws"))
+        .expect_err("nothing is written to an unreachable repository");
+    assert_eq!(server.requests(), at_open, "the write was tried");
+    // The Repository controller asks about the repository itself.
+    let not_ready = match unreachable.require_reachable() {
+        Ok(_) => panic!("an unreachable repository is not ready"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        not_ready.contains("could not be reached") && not_ready.contains("authentication"),
+        "{not_ready}"
+    );
     let msg = err.to_string();
     eprintln!("{msg}");
     assert!(
@@ -1075,4 +1090,84 @@ fn a_fenced_store_writes_nothing_once_its_gate_closes() {
         .create(draft("site", "fenced", "ws"))
         .expect("the gate is open");
     assert!(ls_remote(&server.url("site")).contains("refs/heads/drafts/fenced/ws"));
+}
+
+/// One remote repository that cannot be reached fails only what writes to
+/// it: the run goes on for the other repositories, the variant cloning
+/// into it fails naming the Repository, git's message is said once per
+/// line, and the run exits 1.
+#[test]
+fn an_unreachable_remote_fails_only_its_own_objects() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("fleet");
+    let seed = dir.join("packages/blueprints/web");
+    std::fs::create_dir_all(&seed).unwrap();
+    std::fs::write(
+        seed.join("Kptfile"),
+        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: web\n",
+    )
+    .unwrap();
+    let gone = tmp.path().join("gone/down.git");
+    std::fs::write(
+        dir.join("repositories.yaml"),
+        format!(
+            "kind: Repository\nmetadata:\n  name: blueprints\n---\nkind: Repository\nmetadata:\n  name: edge-ok\n---\nkind: Repository\nmetadata:\n  name: edge-down\nspec:\n  git:\n    repo: file://{}\n",
+            gone.display()
+        ),
+    )
+    .unwrap();
+    let variant = |name: &str, repo: &str| {
+        format!("apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: {name}\nspec:\n  upstream:\n    repo: blueprints\n    package: web\n  downstream:\n    repo: {repo}\n    package: web\n")
+    };
+    std::fs::write(
+        dir.join("variants.yaml"),
+        format!(
+            "{}---\n{}",
+            variant("ok", "edge-ok"),
+            variant("down", "edge-down")
+        ),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_porch-variants"))
+        .arg("local")
+        .arg(&dir)
+        .arg("--init")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("PackageVariant default/ok: status updated: Ready=True"),
+        "{stdout}\n{stderr}"
+    );
+    let git_says = "Could not read from remote repository";
+    assert_eq!(stderr.matches(git_says).count(), 1, "{stderr}");
+    let failed: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("default/down") && l.contains(git_says))
+        .collect();
+    assert!(!failed.is_empty(), "{stdout}");
+    for line in stdout.lines().chain(stderr.lines()) {
+        assert!(line.matches(git_says).count() <= 1, "said twice: {line}");
+    }
+    assert!(
+        failed
+            .iter()
+            .all(|l| l.contains("Repository default/edge-down")),
+        "{failed:?}"
+    );
+    // The reachable repository got its draft.
+    let refs = Command::new("git")
+        .arg("--git-dir")
+        .arg(dir.join("repos/edge-ok"))
+        .args(["for-each-ref", "--format=%(refname)"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&refs.stdout).contains("refs/heads/drafts/web/"),
+        "{}",
+        String::from_utf8_lossy(&refs.stdout)
+    );
 }

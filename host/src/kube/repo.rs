@@ -379,6 +379,7 @@ impl Executor<'_> {
             (None, None) => unreachable!("checked by git_config"),
         };
         let store = RemoteRevisions::open(local, remote)
+            .and_then(RemoteRevisions::require_reachable)
             .map_err(failed)?
             .fenced(self.gate.clone());
         Ok(Opened {

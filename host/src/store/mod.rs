@@ -89,6 +89,16 @@ pub enum StoreError {
         /// What was wrong.
         message: String,
     },
+    /// A remote repository could not be fetched from or pushed to (its
+    /// address, the network or the credentials); `message` ends with
+    /// git's own last lines.
+    #[error("{context}: {message}")]
+    Remote {
+        /// `Repository ns/name: git fetch URL`.
+        context: String,
+        /// What went wrong.
+        message: String,
+    },
     /// This replica lost the leader Lease during the reconcile: the write
     /// was not made (another replica may be writing).
     #[error("{what}: not written, this replica no longer holds the leader Lease")]
@@ -114,6 +124,12 @@ impl StoreError {
     pub fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> StoreError {
         let context = context.into();
         move |source| StoreError::Io { context, source }
+    }
+
+    /// Whether this is [`StoreError::Remote`]: a remote repository that
+    /// could not be reached.
+    pub fn is_remote_unreachable(&self) -> bool {
+        matches!(self, StoreError::Remote { .. })
     }
 
     /// Whether this is [`StoreError::NotFound`].

@@ -493,6 +493,10 @@ struct RemoteState {
     store: GitRevisions,
     /// The [`MirrorState::generation`] `store` has read.
     generation: u64,
+    /// Why the remote could not be fetched when the store was opened (or
+    /// last synced): the mirror is read as last fetched, and nothing is
+    /// written to it until a sync succeeds.
+    unreachable: Option<String>,
 }
 
 /// What the process knows of one mirror, shared by every store that opens
@@ -622,7 +626,11 @@ impl RemoteRevisions {
             return Ok(RemoteRepo {
                 cfg,
                 mirror,
-                state: Mutex::new(RemoteState { store, generation }),
+                state: Mutex::new(RemoteState {
+                    store,
+                    generation,
+                    unreachable: None,
+                }),
             });
         }
         if !opened {
@@ -637,16 +645,52 @@ impl RemoteRevisions {
             init_bare(path, &cfg.repo.branch)?;
             tracing::info!(repository = %repo_key(&cfg), mirror = %path.display(), "created the mirror");
         }
-        let known = self.fetch(&cfg)?;
-        held.fetched_now(known, &cfg.url);
+        // A remote that cannot be reached fails only what writes to it:
+        // its mirror is read as last fetched (empty if never), and the
+        // other repositories go on.
+        let unreachable = match self.fetch(&cfg) {
+            Ok(known) => {
+                held.fetched_now(known, &cfg.url);
+                None
+            }
+            Err(e) if e.is_remote_unreachable() => {
+                tracing::warn!(
+                    repository = %repo_key(&cfg),
+                    "{e}; its revisions are read as last fetched and nothing is written to it this run"
+                );
+                held.known = snapshot(path)?;
+                Some(e.to_string())
+            }
+            Err(e) => return Err(e),
+        };
         let store = GitRevisions::open(vec![cfg.repo.clone()])?;
         let generation = held.generation;
         drop(held);
         Ok(RemoteRepo {
             cfg,
             mirror,
-            state: Mutex::new(RemoteState { store, generation }),
+            state: Mutex::new(RemoteState {
+                store,
+                generation,
+                unreachable,
+            }),
         })
+    }
+
+    /// This store, or the error of the first remote repository that could
+    /// not be reached when it was opened: for a caller that is about that
+    /// repository itself (the Repository controller's readiness), not the
+    /// objects in it.
+    pub fn require_reachable(self) -> StoreResult<Self> {
+        for r in self.remotes.values() {
+            if let Some(why) = lock(r)?.state.unreachable.clone() {
+                return Err(StoreError::Remote {
+                    context: "the remote could not be reached".into(),
+                    message: why,
+                });
+            }
+        }
+        Ok(self)
     }
 
     /// What the remote repositories did so far.
@@ -692,6 +736,7 @@ impl RemoteRevisions {
         let mut st = lock(r)?;
         let known = self.fetch(&r.cfg)?;
         st.mirror.fetched_now(known, &r.cfg.url);
+        st.state.unreachable = None;
         st.reread(r)
     }
 
@@ -785,32 +830,22 @@ impl RemoteRevisions {
     /// The error of a failed fetch or push: authentication, or transport.
     fn remote_error(&self, cfg: &RemoteConfig, what: &str, stderr: &str) -> StoreError {
         let detail = last_lines(stderr);
-        if auth_failed(stderr) {
-            tracing::error!(repository = %repo_key(cfg), "authentication failed: {detail}");
-            let message = match &cfg.secret {
+        let url = redact_url(&cfg.url);
+        let message = if auth_failed(stderr) {
+            match &cfg.secret {
                 Some(s) => format!(
-                    "authentication to {} failed with the credentials of spec.git.secretRef {s:?} (git {what}: {detail})",
-                    redact_url(&cfg.url)
+                    "authentication to {url} failed with the credentials of spec.git.secretRef {s:?} (git {what}: {detail})"
                 ),
                 None => format!(
-                    "authentication to {} failed, and spec.git.secretRef names no Secret (git {what}: {detail})",
-                    redact_url(&cfg.url)
+                    "authentication to {url} failed, and spec.git.secretRef names no Secret (git {what}: {detail})"
                 ),
-            };
-            StoreError::Data {
-                context: format!("Repository {}", repo_key(cfg)),
-                message,
             }
         } else {
-            tracing::warn!(repository = %repo_key(cfg), "git {what} failed: {detail}");
-            StoreError::Io {
-                context: format!(
-                    "Repository {}: git {what} {}",
-                    repo_key(cfg),
-                    redact_url(&cfg.url)
-                ),
-                source: std::io::Error::other(detail),
-            }
+            format!("git {what} {url}: {detail}")
+        };
+        StoreError::Remote {
+            context: format!("Repository {}", repo_key(cfg)),
+            message,
         }
     }
 
@@ -888,6 +923,12 @@ impl RemoteRevisions {
     ) -> StoreResult<T> {
         let mut st = lock(r)?;
         let key = repo_key(&r.cfg);
+        if let Some(why) = &st.state.unreachable {
+            return Err(StoreError::Remote {
+                context: format!("cannot {what}"),
+                message: why.clone(),
+            });
+        }
         let max = self.options.max_attempts.max(1);
         let mut attempt = 1;
         loop {
