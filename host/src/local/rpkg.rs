@@ -683,7 +683,9 @@ pub struct UpgradeArgs {
     pub workspace: String,
     /// `resource-merge` (default), `fast-forward`, `force-delete-replace`
     /// or `copy-merge`.
-    #[arg(long, default_value = "resource-merge")]
+    #[arg(long, default_value = "resource-merge", value_parser = [
+        "resource-merge", "fast-forward", "force-delete-replace", "copy-merge",
+    ])]
     pub strategy: String,
 }
 
