@@ -240,6 +240,7 @@ fn package_render_input(
             allow_exec: false,
             image_prefix: pv_core::render::image::DEFAULT_PREFIX.into(),
             root_path: "/".into(),
+            eval: None,
         },
         answers: Vec::new(),
     }

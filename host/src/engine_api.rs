@@ -611,6 +611,10 @@ fn render_options(options: &RenderOptions) -> wit::PackageRenderOptions {
         allow_exec: options.allow_exec,
         image_prefix: options.image_prefix.clone(),
         root_path: options.root_path.clone(),
+        eval: options
+            .eval
+            .as_ref()
+            .map(|spec| serde_json::to_string(spec).unwrap_or_default()),
     }
 }
 

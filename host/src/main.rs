@@ -73,7 +73,7 @@ enum Command {
         set: CrdSet,
     },
     /// KRM functions: `fn render` runs a package's pipeline, as
-    /// `kpt fn render` does.
+    /// `kpt fn render` does; `fn eval` runs one function, as `kpt fn eval`.
     Fn {
         #[command(subcommand)]
         command: FnCommand,
@@ -116,6 +116,10 @@ enum FnCommand {
     /// Render a package in place: run its Kptfile pipelines (subpackages
     /// first), write the resources back and the root Kptfile's status.
     Render(porch_variants::fn_render::RenderArgs),
+    /// Run one function over a package's resources in place, as
+    /// `kpt fn eval` does (`--image` or `--exec`, `--fn-config` or
+    /// `-- key=value`, `--match-*`/`--exclude-*`).
+    Eval(Box<porch_variants::fn_render::eval::EvalArgs>),
 }
 
 fn local_cmd(args: &porch_variants::local::cli::LocalArgs) -> anyhow::Result<ExitCode> {
@@ -179,6 +183,9 @@ fn main() -> ExitCode {
         Command::Fn {
             command: FnCommand::Render(args),
         } => porch_variants::fn_render::run(&args),
+        Command::Fn {
+            command: FnCommand::Eval(args),
+        } => porch_variants::fn_render::eval::run(&args),
         Command::Repo { on, command } => porch_variants::local::repo_cmd::run(
             &on.dir,
             &on.namespace,

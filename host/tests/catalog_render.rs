@@ -19,18 +19,6 @@ use serde_json::Value;
 /// Cases the suite does not run, with why.
 const NOT_RUN: &[(&str, &str)] = &[
     (
-        "set-annotations/example-imperative",
-        "`kpt fn eval` case; only `fn render` is provided",
-    ),
-    (
-        "set-labels/example-imperative",
-        "`kpt fn eval` case; only `fn render` is provided",
-    ),
-    (
-        "set-image/example-imperative",
-        "`kpt fn eval` case; only `fn render` is provided",
-    ),
-    (
         "set-namespace/example-kpt-package-context",
         "runs `kpt pkg init` through exec.sh",
     ),
@@ -141,6 +129,52 @@ fn expected_exit_code(case: &Path) -> i32 {
         .map_or(0, |c| c as i32)
 }
 
+/// The command kpt's runner runs for a case: `fn render PKG`, or for
+/// `testType: eval`, `fn eval PKG --image IMAGE [--fn-config FILE]
+/// [--include-meta-resources] [-- key=value…]` (`fnConfig` is relative to
+/// `.expected/`).
+fn command(case: &Path, work: &Path, results: &Path) -> Vec<String> {
+    let config = std::fs::read_to_string(case.join(".expected/config.yaml"))
+        .map(|t| yaml_value(&t))
+        .unwrap_or(Value::Null);
+    let work = work.to_string_lossy().into_owned();
+    let results = results.to_string_lossy().into_owned();
+    if config["testType"] != "eval" {
+        return vec![
+            "fn".into(),
+            "render".into(),
+            work,
+            "--results-dir".into(),
+            results,
+        ];
+    }
+    let mut args = vec![
+        "fn".into(),
+        "eval".into(),
+        work.clone(),
+        "--results-dir".into(),
+        results,
+    ];
+    if let Some(image) = config["image"].as_str() {
+        args.extend(["--image".into(), image.to_string()]);
+    }
+    if let Some(fn_config) = config["fnConfig"].as_str() {
+        let path = Path::new(&work).join(".expected").join(fn_config);
+        args.extend(["--fn-config".into(), path.to_string_lossy().into_owned()]);
+    }
+    if config["includeMetaResources"] == true {
+        args.push("--include-meta-resources".into());
+    }
+    if let Some(kv) = config["args"].as_object() {
+        args.push("--".into());
+        for (k, v) in kv {
+            let v = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+            args.push(format!("{k}={v}"));
+        }
+    }
+    args
+}
+
 /// Runs one case; `Err` says what differed.
 fn run_case(case: &Path, work: &Path) -> Result<(), String> {
     copy_dir(case, work);
@@ -150,10 +184,7 @@ fn run_case(case: &Path, work: &Path) -> Result<(), String> {
     let results = work.parent().expect("parent").join("results");
     let _ = std::fs::remove_dir_all(&results);
     let out = Command::new(env!("CARGO_BIN_EXE_porch-variants"))
-        .args(["fn", "render"])
-        .arg(work)
-        .arg("--results-dir")
-        .arg(&results)
+        .args(command(case, work, &results))
         .output()
         .expect("porch-variants runs");
     let mut problems = Vec::new();
@@ -162,14 +193,18 @@ fn run_case(case: &Path, work: &Path) -> Result<(), String> {
     if got != want {
         problems.push(format!("exit code {got}, want {want}"));
     }
-    let original = git(work, &["show", "HEAD:Kptfile"]);
-    let now = std::fs::read_to_string(work.join("Kptfile")).unwrap_or_default();
-    let mut now_value = yaml_value(&now);
-    if let Some(o) = now_value.as_object_mut() {
-        o.remove("status");
-    }
-    if without_empty(now_value) == without_empty(yaml_value(&original)) {
-        std::fs::write(work.join("Kptfile"), &original).expect("restore Kptfile");
+    // The render status kpt's pinned version did not write (an eval
+    // writes none, and a case may have no Kptfile).
+    if work.join("Kptfile").is_file() {
+        let original = git(work, &["show", "HEAD:Kptfile"]);
+        let now = std::fs::read_to_string(work.join("Kptfile")).unwrap_or_default();
+        let mut now_value = yaml_value(&now);
+        if let Some(o) = now_value.as_object_mut() {
+            o.remove("status");
+        }
+        if without_empty(now_value) == without_empty(yaml_value(&original)) {
+            std::fs::write(work.join("Kptfile"), &original).expect("restore Kptfile");
+        }
     }
     // New files are part of the diff (kpt's runner stages before diffing).
     git(work, &["add", "-A"]);

@@ -486,10 +486,34 @@ fn render_step(
         })
         .collect();
     let mut runtime = RecordedRuntime::with_answers(answers);
+    let eval = match options.eval.as_deref().map(serde_json::from_str) {
+        None => None,
+        Some(Ok(spec)) => Some(spec),
+        Some(Err(e)) => {
+            let cause = format!("invalid eval request: {e}");
+            let step = wit::PackageRenderStep::Done(wit::PackageRendered {
+                files: files
+                    .into_iter()
+                    .map(|(path, content)| wit::File { path, content })
+                    .collect(),
+                failure: Some(wit::PackageRenderFailure {
+                    message: cause.clone(),
+                    cause: cause.clone(),
+                    handled: false,
+                    detail: cause,
+                }),
+                results_yaml: String::new(),
+                summary: String::new(),
+                log: Vec::new(),
+            });
+            return (step, None);
+        }
+    };
     let opts = RenderOptions {
         allow_exec: options.allow_exec,
         image_prefix: options.image_prefix.clone(),
         root_path: options.root_path.clone(),
+        eval,
     };
     let out = render::render_owned(files, &opts, &mut runtime);
     if let Some((f, resource_list)) = runtime.pending.take() {

@@ -12,6 +12,7 @@ use crate::yaml::{self, Format, Node};
 
 use super::annotations as ann;
 use super::builtins;
+use super::eval::EvalSpec;
 use super::function::{self, Ran, Runner, StepError, PENDING};
 use super::image;
 use super::kptfile::{self, clean_path, KptfileInfo, RenderStatusUpdate};
@@ -30,6 +31,9 @@ pub struct RenderOptions {
     /// The absolute path functions see as the root package's
     /// `package-path` annotation.
     pub root_path: String,
+    /// Run this one function over the package's resources as `kpt fn
+    /// eval` does, instead of rendering its pipelines.
+    pub eval: Option<EvalSpec>,
 }
 
 impl Default for RenderOptions {
@@ -38,6 +42,7 @@ impl Default for RenderOptions {
             allow_exec: false,
             image_prefix: image::DEFAULT_PREFIX.to_string(),
             root_path: "/".to_string(),
+            eval: None,
         }
     }
 }
@@ -171,40 +176,73 @@ impl RenderOutput {
 
 /// A package's error during hydration.
 #[derive(Debug, Clone)]
-struct HydrateError {
+pub(super) struct HydrateError {
     /// The package whose pipeline failed (`.`, `./db`).
     pkg: String,
     /// kpt's operation (`pipeline.run`).
     op: &'static str,
     /// The cause.
-    cause: String,
+    pub(super) cause: String,
     /// Already printed.
-    handled: bool,
+    pub(super) handled: bool,
     /// The failing package's resources as far as they got.
     partial: Vec<Node>,
 }
 
-struct Walk<'a> {
-    files: &'a Files,
-    dirs: BTreeSet<String>,
-    opts: &'a RenderOptions,
-    runtime: &'a mut dyn FunctionRuntime,
-    mutation_steps: Vec<StepRecord>,
-    validation_steps: Vec<StepRecord>,
-    results: Vec<ResultListItem>,
-    executed: usize,
-    visited: usize,
-    input_files: BTreeSet<String>,
-    log: Vec<String>,
-    pending: bool,
+/// One render (or eval) under way: what it reads, runs and records.
+pub(super) struct Walk<'a> {
+    pub(super) files: &'a Files,
+    pub(super) dirs: BTreeSet<String>,
+    pub(super) opts: &'a RenderOptions,
+    pub(super) runtime: &'a mut dyn FunctionRuntime,
+    pub(super) mutation_steps: Vec<StepRecord>,
+    pub(super) validation_steps: Vec<StepRecord>,
+    pub(super) results: Vec<ResultListItem>,
+    pub(super) executed: usize,
+    pub(super) visited: usize,
+    pub(super) input_files: BTreeSet<String>,
+    pub(super) log: Vec<String>,
+    pub(super) pending: bool,
     /// Keep the resources as they were before a failed function
     /// (`kpt.dev/save-on-render-failure`); otherwise a mutator that sees
     /// every resource takes them instead of a copy.
-    keep_partial: bool,
+    pub(super) keep_partial: bool,
     /// The CEL environment of `when` conditions.
-    conditions: CelEnv,
+    pub(super) conditions: CelEnv,
     /// What all conditions of the render may spend.
-    budget: Budget,
+    pub(super) budget: Budget,
+    /// The function config of an eval (`--fn-config`), which replaces
+    /// what the function names.
+    pub(super) eval_config: Option<Node>,
+}
+
+impl<'a> Walk<'a> {
+    /// A walk over `files` with nothing done yet.
+    pub(super) fn new(
+        files: &'a Files,
+        dirs: BTreeSet<String>,
+        opts: &'a RenderOptions,
+        runtime: &'a mut dyn FunctionRuntime,
+    ) -> Self {
+        Walk {
+            files,
+            dirs,
+            opts,
+            runtime,
+            mutation_steps: Vec::new(),
+            validation_steps: Vec::new(),
+            results: Vec::new(),
+            executed: 0,
+            visited: 0,
+            input_files: BTreeSet::new(),
+            log: Vec::new(),
+            pending: false,
+            keep_partial: false,
+            conditions: CelEnv::conditions(Limits::default()),
+            budget: Budget::new(Limits::default().max_render_cost),
+            eval_config: None,
+        }
+    }
 }
 
 /// Renders the package whose root `Kptfile` is at the top of `files`
@@ -227,6 +265,9 @@ pub fn render_owned(
     opts: &RenderOptions,
     runtime: &mut dyn FunctionRuntime,
 ) -> RenderOutput {
+    if let Some(spec) = &opts.eval {
+        return super::eval::eval_owned(files, opts, spec, runtime);
+    }
     let mut out = RenderOutput::default();
     let fail_early = |mut out: RenderOutput, files: Files, cause: String| {
         out.failure = Some(RenderFailure {
@@ -257,23 +298,8 @@ pub fn render_owned(
     }
     let bfs = is_true(root_info.annotations.get("kpt.dev/bfs-rendering"));
     let save_on_failure = is_true(root_info.annotations.get("kpt.dev/save-on-render-failure"));
-    let mut walk = Walk {
-        files: &files,
-        dirs: package::package_dirs(&files),
-        opts,
-        runtime,
-        mutation_steps: Vec::new(),
-        validation_steps: Vec::new(),
-        results: Vec::new(),
-        executed: 0,
-        visited: 0,
-        input_files: BTreeSet::new(),
-        log: Vec::new(),
-        pending: false,
-        keep_partial: save_on_failure,
-        conditions: CelEnv::conditions(Limits::default()),
-        budget: Budget::new(Limits::default().max_render_cost),
-    };
+    let mut walk = Walk::new(&files, package::package_dirs(&files), opts, runtime);
+    walk.keep_partial = save_on_failure;
     let hydrated = if bfs {
         walk.hydrate_bfs(root_info)
     } else {
@@ -482,7 +508,7 @@ impl Walk<'_> {
         }
     }
 
-    fn local_resources(&mut self, dir: &str) -> Result<Vec<Node>, HydrateError> {
+    pub(super) fn local_resources(&mut self, dir: &str) -> Result<Vec<Node>, HydrateError> {
         let pkg_path = self.package_path(dir);
         let mut items = Vec::new();
         for (rel, text) in package::resource_files(self.files, &self.dirs, dir) {
@@ -641,7 +667,9 @@ impl Walk<'_> {
             Some(b) if !resolved.is_empty() => Runner::Builtin(b),
             _ => Runner::External,
         };
-        let config = if !f.config_path.is_empty() {
+        let config = if let Some(config) = &self.eval_config {
+            Some(config.clone())
+        } else if !f.config_path.is_empty() {
             let path = package::join(dir, &clean_path(&f.config_path));
             let text = self
                 .files
@@ -833,7 +861,7 @@ impl Walk<'_> {
         }
     }
 
-    fn run_pipeline(
+    pub(super) fn run_pipeline(
         &mut self,
         dir: &str,
         info: &KptfileInfo,
@@ -1100,7 +1128,7 @@ fn merge_selected(input: Vec<Node>, picked: &[usize], output: Vec<Node>) -> Vec<
 /// kpt's annotations removed, documents grouped by file in index order,
 /// each file written whole in its sequence style; with `prune`, files read
 /// whose items all went are deleted.
-fn write_items(
+pub(super) fn write_items(
     files: &mut Files,
     items: Vec<Node>,
     root_path: &str,

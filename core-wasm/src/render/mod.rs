@@ -7,6 +7,7 @@
 
 pub mod annotations;
 pub mod builtins;
+mod eval;
 mod executor;
 mod function;
 pub mod image;
@@ -22,6 +23,7 @@ mod bfs_tests;
 #[cfg(test)]
 mod conditions_tests;
 
+pub use eval::EvalSpec;
 pub use executor::{
     render, render_owned, RenderFailure, RenderOptions, RenderOutput, ResultListItem, StepRecord,
 };

@@ -5,6 +5,7 @@
 //! `--allow-exec`, wasm modules from a function directory, and the
 //! catalog's starlark function, embedded: [`starlark`]).
 
+pub mod eval;
 pub mod exec;
 pub mod starlark;
 
@@ -277,41 +278,72 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
         allow_exec: args.allow_exec,
         image_prefix: args.image_prefix.clone(),
         root_path: dir.to_string_lossy().into_owned(),
+        ..RenderOptions::default()
     };
-    let wasm = match &args.fn_dir {
-        Some(d) => Some((
-            GoWasmRuntime::with_cache(Limits::default(), CodeCache::UserDefault)?,
-            FunctionDirectory::new(d),
-        )),
-        None => None,
-    };
-    let mut runtime = HostRuntime {
-        allow_exec: args.allow_exec,
-        dir: dir.clone(),
-        exec_timeout: Duration::from_secs(args.exec_timeout),
-        wasm,
-        image_prefix: args.image_prefix.clone(),
-        starlark: starlark::EmbeddedStarlark::default(),
-    };
+    let runtime = HostRuntime::new(
+        &dir,
+        args.allow_exec,
+        args.exec_timeout,
+        &args.image_prefix,
+        args.fn_dir.as_deref(),
+    )?;
+    let out = render_and_write(&dir, before, &opts, runtime, args.native_core)?;
+    report(&dir, args.results_dir.as_deref(), &out)
+}
+
+impl HostRuntime {
+    /// The runtime of a render or eval of the package at `dir`.
+    pub fn new(
+        dir: &Path,
+        allow_exec: bool,
+        exec_timeout: u64,
+        image_prefix: &str,
+        fn_dir: Option<&Path>,
+    ) -> anyhow::Result<Self> {
+        let wasm = match fn_dir {
+            Some(d) => Some((
+                GoWasmRuntime::with_cache(Limits::default(), CodeCache::UserDefault)?,
+                FunctionDirectory::new(d),
+            )),
+            None => None,
+        };
+        Ok(HostRuntime {
+            allow_exec,
+            dir: dir.to_path_buf(),
+            exec_timeout: Duration::from_secs(exec_timeout),
+            wasm,
+            image_prefix: image_prefix.to_string(),
+            starlark: starlark::EmbeddedStarlark::default(),
+        })
+    }
+}
+
+/// Renders (or evaluates, as `opts` says) the package read from `dir` as
+/// `before`, and writes what changed back to `dir`, as one.
+pub fn render_and_write(
+    dir: &Path,
+    before: render::Files,
+    opts: &RenderOptions,
+    mut runtime: HostRuntime,
+    native_core: bool,
+) -> anyhow::Result<RenderedPackage> {
     // The render takes the files, and the result is compared with the
     // disk: the host keeps no copy of the package. The component keeps the
     // rendered files, and only the changed ones are taken from it, a batch
     // at a time, each written beside the old files and dropped.
     let read: std::collections::BTreeSet<String> = before.keys().cloned().collect();
-    let out = if args.native_core {
-        let out = NativeCore.render_package(before, &opts, &mut runtime)?;
-        write_changes_on_disk(&dir, &read, &out.files)?;
-        out
+    if native_core {
+        let out = NativeCore.render_package(before, opts, &mut runtime)?;
+        write_changes_on_disk(dir, &read, &out.files)?;
+        Ok(out)
     } else {
         let core = ComponentCore::load()?;
-        let (out, written) =
-            core.render_held(before, &opts, &mut runtime, &mut |held, fetch| {
-                crate::package_dir::write_changes_held(&dir, &read, &held, fetch)
-            })?;
+        let (out, written) = core.render_held(before, opts, &mut runtime, &mut |held, fetch| {
+            crate::package_dir::write_changes_held(dir, &read, &held, fetch)
+        })?;
         written?;
-        out
-    };
-    report(&dir, args.results_dir.as_deref(), &out)
+        Ok(out)
+    }
 }
 
 fn report(

@@ -1,0 +1,244 @@
+//! `porch-variants fn eval`: kpt's `fn eval` on a package directory, in
+//! place: one function (`--image` or `--exec`) over the package's
+//! resources, subpackages included and meta resources (Kptfiles, the
+//! `--fn-config` file) left out unless asked for. The evaluation is the
+//! core's ([`pv_core::render::EvalSpec`]), through the same runtimes as
+//! `fn render`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use pv_core::api::{Function, Selector};
+use pv_core::render::{self, EvalSpec, RenderOptions};
+
+use super::{read_package, render_and_write, HostRuntime};
+
+/// Options of `porch-variants fn eval`.
+#[derive(Debug, Clone, clap::Args)]
+#[command(after_help = EVAL_HELP)]
+pub struct EvalArgs {
+    /// The package directory (default: the current directory).
+    #[arg(default_value = ".")]
+    pub pkg_path: PathBuf,
+    /// The function's image (a builtin, starlark, or a module of
+    /// `--fn-dir`).
+    #[arg(
+        long,
+        short = 'i',
+        conflicts_with = "exec",
+        required_unless_present = "exec"
+    )]
+    pub image: Option<String>,
+    /// A program to run as the function (kpt's `--exec`).
+    #[arg(long, short = 'e')]
+    pub exec: Option<String>,
+    /// A file holding the function config (any KRM object).
+    #[arg(long, value_name = "FILE", conflicts_with = "config_data")]
+    pub fn_config: Option<PathBuf>,
+    /// Give the function the meta resources too (Kptfiles and the
+    /// `--fn-config` file).
+    #[arg(long, short = 'm')]
+    pub include_meta_resources: bool,
+    /// Only resources of this apiVersion.
+    #[arg(long)]
+    pub match_api_version: Option<String>,
+    /// Only resources of this kind.
+    #[arg(long)]
+    pub match_kind: Option<String>,
+    /// Only resources of this name.
+    #[arg(long)]
+    pub match_name: Option<String>,
+    /// Only resources of this namespace.
+    #[arg(long)]
+    pub match_namespace: Option<String>,
+    /// Only resources with these labels (`key=value`, repeatable).
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub match_labels: Vec<String>,
+    /// Only resources with these annotations (`key=value`, repeatable).
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub match_annotations: Vec<String>,
+    /// Not resources of this apiVersion.
+    #[arg(long)]
+    pub exclude_api_version: Option<String>,
+    /// Not resources of this kind.
+    #[arg(long)]
+    pub exclude_kind: Option<String>,
+    /// Not resources of this name.
+    #[arg(long)]
+    pub exclude_name: Option<String>,
+    /// Not resources of this namespace.
+    #[arg(long)]
+    pub exclude_namespace: Option<String>,
+    /// Not resources with these labels (`key=value`, repeatable).
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub exclude_labels: Vec<String>,
+    /// Not resources with these annotations (`key=value`, repeatable).
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub exclude_annotations: Vec<String>,
+    /// Write the function results to DIR/results.yaml.
+    #[arg(long, value_name = "DIR")]
+    pub results_dir: Option<PathBuf>,
+    /// Seconds an exec function may run before it is stopped.
+    #[arg(long, default_value_t = 300)]
+    pub exec_timeout: u64,
+    /// Prefix of images named without a registry.
+    #[arg(long, env = "KPT_IMAGE_PREFIX", default_value = render::image::DEFAULT_PREFIX)]
+    pub image_prefix: String,
+    /// Use the core compiled into this binary instead of the embedded
+    /// WebAssembly component.
+    #[arg(long)]
+    pub native_core: bool,
+    /// Directory of wasm KRM functions (Go js/wasm ABI).
+    #[arg(long, value_name = "DIR", env = "PORCH_VARIANTS_FN_DIR")]
+    pub fn_dir: Option<PathBuf>,
+    /// The function config as `key=value` pairs after `--`: a ConfigMap
+    /// named `function-input`, as kpt makes it.
+    #[arg(last = true, value_name = "KEY=VALUE")]
+    pub config_data: Vec<String>,
+}
+
+/// What `fn eval --help` says after the options.
+const EVAL_HELP: &str = "\
+Functions: as for `fn render` (builtins, starlark, --fn-dir modules);
+`--exec` runs a program, without --allow-exec.
+
+Exit codes:
+  0  the function ran and its output was written
+  1  the function failed, or the package could not be read or written
+     (nothing is written)
+  2  the command line is wrong";
+
+/// `key=value` pairs as a map; the error names the pair.
+fn pairs(flag: &str, items: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
+    items
+        .iter()
+        .map(|kv| match kv.split_once('=') {
+            Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+            _ => Err(anyhow::anyhow!("{flag}: {kv:?} is not key=value")),
+        })
+        .collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn selector(
+    flag: &str,
+    api_version: &Option<String>,
+    kind: &Option<String>,
+    name: &Option<String>,
+    namespace: &Option<String>,
+    labels: &[String],
+    annotations: &[String],
+) -> anyhow::Result<Option<Selector>> {
+    let s = Selector {
+        api_version: api_version.clone().unwrap_or_default(),
+        kind: kind.clone().unwrap_or_default(),
+        name: name.clone().unwrap_or_default(),
+        namespace: namespace.clone().unwrap_or_default(),
+        labels: pairs(&format!("--{flag}-labels"), labels)?,
+        annotations: pairs(&format!("--{flag}-annotations"), annotations)?,
+    };
+    Ok((s != Selector::default()).then_some(s))
+}
+
+impl EvalArgs {
+    /// The core's request for these arguments, `dir` being the package.
+    fn spec(&self, dir: &Path) -> anyhow::Result<EvalSpec> {
+        let (fn_config, fn_config_path) = match &self.fn_config {
+            None => (String::new(), String::new()),
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    anyhow::anyhow!("reading the function config {}: {e}", path.display())
+                })?;
+                let inside = path
+                    .canonicalize()
+                    .ok()
+                    .and_then(|p| p.strip_prefix(dir).ok().map(Path::to_path_buf))
+                    .map(|p| p.to_string_lossy().replace('\\', "/"))
+                    .unwrap_or_default();
+                (text, inside)
+            }
+        };
+        let function = Function {
+            image: self.image.clone().unwrap_or_default(),
+            exec: self.exec.clone().unwrap_or_default(),
+            config_map: pairs("function config", &self.config_data)?,
+            selectors: selector(
+                "match",
+                &self.match_api_version,
+                &self.match_kind,
+                &self.match_name,
+                &self.match_namespace,
+                &self.match_labels,
+                &self.match_annotations,
+            )?
+            .into_iter()
+            .collect(),
+            exclude: selector(
+                "exclude",
+                &self.exclude_api_version,
+                &self.exclude_kind,
+                &self.exclude_name,
+                &self.exclude_namespace,
+                &self.exclude_labels,
+                &self.exclude_annotations,
+            )?
+            .into_iter()
+            .collect(),
+            ..Function::default()
+        };
+        Ok(EvalSpec {
+            function,
+            fn_config,
+            fn_config_path,
+            include_meta_resources: self.include_meta_resources,
+        })
+    }
+}
+
+/// Runs the function over `args.pkg_path` in place, printing kpt's
+/// progress and error lines; exit code 0 on success, 1 on failure.
+pub fn run(args: &EvalArgs) -> anyhow::Result<ExitCode> {
+    let dir = args.pkg_path.canonicalize().map_err(|e| {
+        anyhow::anyhow!(
+            "missing package path {} or package: {e}",
+            args.pkg_path.display()
+        )
+    })?;
+    crate::package_dir::recover(&dir)?;
+    let spec = args.spec(&dir)?;
+    let before = read_package(&dir)?;
+    let allow_exec = args.exec.is_some();
+    let opts = RenderOptions {
+        allow_exec,
+        image_prefix: args.image_prefix.clone(),
+        root_path: dir.to_string_lossy().into_owned(),
+        eval: Some(spec),
+    };
+    let runtime = HostRuntime::new(
+        &dir,
+        allow_exec,
+        args.exec_timeout,
+        &args.image_prefix,
+        args.fn_dir.as_deref(),
+    )?;
+    let out = render_and_write(&dir, before, &opts, runtime, args.native_core)?;
+    for line in &out.log {
+        eprintln!("{line}");
+    }
+    if let Some(rd) = &args.results_dir {
+        std::fs::create_dir_all(rd)?;
+        let path = rd.join("results.yaml");
+        std::fs::write(&path, &out.results_yaml)?;
+        eprintln!("For complete results, see {}", path.display());
+    }
+    match &out.failure {
+        None => Ok(ExitCode::SUCCESS),
+        Some(f) => {
+            if !f.handled {
+                eprintln!("Error: {} ", f.cause);
+            }
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! `porch-variants fn eval` as a person runs it: one function over a
+//! package and its subpackages, selected by `--match-*`, configured by
+//! `-- key=value` or `--fn-config`, meta resources left alone, and nothing
+//! written when the function fails.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+const KPTFILE: &str = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\n";
+
+fn cm(name: &str) -> String {
+    format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name} # keep me\ndata:\n  k: v\n")
+}
+
+fn package(root: &Path) {
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    std::fs::write(root.join("Kptfile"), KPTFILE).unwrap();
+    std::fs::write(root.join("cm.yaml"), cm("a")).unwrap();
+    std::fs::write(root.join("sub/Kptfile"), KPTFILE).unwrap();
+    std::fs::write(root.join("sub/cm.yaml"), cm("b")).unwrap();
+}
+
+fn eval(root: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_porch-variants"))
+        .args(["fn", "eval"])
+        .arg(root)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap()
+}
+
+#[test]
+fn a_selected_resource_of_a_subpackage_is_changed_and_nothing_else() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("app");
+    package(&root);
+    let out = eval(
+        &root,
+        &[
+            "--image",
+            "set-namespace:v0.4",
+            "--match-kind",
+            "ConfigMap",
+            "--match-name",
+            "b",
+            "--",
+            "namespace=prod",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("[RUNNING] \"ghcr.io/kptdev/krm-functions-catalog/set-namespace:v0.4\""),
+        "{stderr}"
+    );
+    assert_eq!(
+        read(&root.join("sub/cm.yaml")),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b # keep me\n  namespace: prod\ndata:\n  k: v\n"
+    );
+    assert_eq!(read(&root.join("cm.yaml")), cm("a"));
+    assert_eq!(
+        read(&root.join("Kptfile")),
+        KPTFILE,
+        "eval writes no render status"
+    );
+    assert_eq!(read(&root.join("sub/Kptfile")), KPTFILE);
+}
+
+#[test]
+fn a_config_file_in_the_package_configures_and_is_left_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("app");
+    package(&root);
+    let config = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: labels\ndata:\n  tier: web\n";
+    std::fs::write(root.join("fn-config.yaml"), config).unwrap();
+    let out = eval(
+        &root,
+        &[
+            "--image",
+            "set-labels:v0.2",
+            "--fn-config",
+            root.join("fn-config.yaml").to_str().unwrap(),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(read(&root.join("cm.yaml")).contains("labels:\n    tier: web"));
+    assert!(read(&root.join("sub/cm.yaml")).contains("labels:\n    tier: web"));
+    assert_eq!(read(&root.join("fn-config.yaml")), config);
+    assert_eq!(read(&root.join("Kptfile")), KPTFILE);
+    // With --include-meta-resources the Kptfiles are input too.
+    let out = eval(
+        &root,
+        &[
+            "--image",
+            "set-labels:v0.2",
+            "--include-meta-resources",
+            "--",
+            "owner=me",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(read(&root.join("Kptfile")).contains("owner: me"));
+}
+
+#[test]
+fn a_function_that_fails_writes_nothing_and_exits_1() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("app");
+    package(&root);
+    let out = eval(&root, &["--image", "example.com/no-such-function:v1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-function"));
+    assert_eq!(read(&root.join("cm.yaml")), cm("a"));
+    assert_eq!(read(&root.join("Kptfile")), KPTFILE);
+    let out = eval(&root, &["--", "a=b"]);
+    assert_eq!(out.status.code(), Some(2), "neither --image nor --exec");
+    let out = eval(&root, &["--image", "set-labels:v0.2", "--", "novalue"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("\"novalue\" is not key=value"));
+}
+
+#[cfg(unix)]
+#[test]
+fn an_exec_function_runs_without_allow_exec() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("app");
+    package(&root);
+    let script = tmp.path().join("upper.sh");
+    std::fs::write(&script, "#!/bin/sh\nsed 's/k: v/k: V/'\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = eval(&root, &["--exec", script.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(read(&root.join("cm.yaml")).contains("k: V"));
+    assert!(read(&root.join("sub/cm.yaml")).contains("k: V"));
+}
