@@ -1,7 +1,8 @@
 //! The functions that run in process, on the lossless tree: Porch's three
 //! builtins (apply-replacements, set-namespace, starlark), set-labels,
-//! set-annotations, apply-setters, create-setters, set-image and
-//! set-enforcement-action, each following the krm-functions-catalog's current
+//! set-annotations, apply-setters, create-setters, set-image,
+//! set-enforcement-action, upsert-resource and
+//! remove-local-config-resources, each following the krm-functions-catalog's current
 //! behaviour (see `docs/render.md` for the version each follows).
 //!
 //! A builtin gets the items as kpt sends them to a function (documents, with
@@ -12,11 +13,13 @@
 mod apply_replacements;
 mod apply_setters;
 mod create_setters;
+mod remove_local_config_resources;
 mod set_annotations;
 mod set_enforcement_action;
 mod set_image;
 mod set_labels;
 mod set_namespace;
+mod upsert_resource;
 
 use crate::yaml::Node;
 
@@ -88,11 +91,13 @@ pub fn lookup(name: &str) -> Option<Builtin> {
         "apply-replacements" => apply_replacements::run,
         "apply-setters" => apply_setters::run,
         "create-setters" => create_setters::run,
+        "remove-local-config-resources" => remove_local_config_resources::run,
         "set-annotations" => set_annotations::run,
         "set-enforcement-action" => set_enforcement_action::run,
         "set-image" => set_image::run,
         "set-labels" => set_labels::run,
         "set-namespace" => set_namespace::run,
+        "upsert-resource" => upsert_resource::run,
         _ => return None,
     })
 }
