@@ -53,8 +53,9 @@ const RENDER_HELP: &str = "\
 Functions:
   builtins        set-namespace, set-labels, set-annotations, set-image,
                   set-enforcement-action, apply-replacements,
-                  apply-setters, create-setters, upsert-resource and
-                  remove-local-config-resources (the catalog's images,
+                  apply-setters, create-setters, list-setters,
+                  upsert-resource and remove-local-config-resources
+                  (the catalog's images,
                   any tag) run inside the package-editing component
   starlark        the catalog's starlark function, embedded
   wasm            Go js/wasm modules from --fn-dir (kpt's wasm runtime ABI)

@@ -230,7 +230,7 @@ impl Visit<'_> {
 }
 
 /// The pattern of a setter comment (`# kpt-set: …`), trimmed.
-fn setter_pattern(comment: &str) -> Option<&str> {
+pub(super) fn setter_pattern(comment: &str) -> Option<&str> {
     comment.strip_prefix(SETTER_COMMENT).map(str::trim)
 }
 
@@ -242,7 +242,7 @@ fn should_set(pattern: &str, setters: &[Setter]) -> bool {
 }
 
 /// The `${…}` references of a pattern, in order.
-fn setter_names(pattern: &str) -> Vec<String> {
+pub(super) fn setter_names(pattern: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut rest = pattern;
     while let Some(start) = rest.find("${") {
@@ -259,7 +259,7 @@ fn setter_names(pattern: &str) -> Vec<String> {
 }
 
 /// The name inside `${…}`.
-fn clean(reference: &str) -> &str {
+pub(super) fn clean(reference: &str) -> &str {
     let t = reference.trim();
     let t = t.strip_prefix("${").unwrap_or(t);
     t.strip_suffix('}').unwrap_or(t)
@@ -268,7 +268,7 @@ fn clean(reference: &str) -> &str {
 /// `currentSetterValues`: the setters' values read back from the field's
 /// current value through the pattern (each reference a greedy `(.*)`);
 /// nothing when the pattern does not match, or any value is empty.
-fn current_setter_values(pattern: &str, value: &str) -> Vec<(String, String)> {
+pub(super) fn current_setter_values(pattern: &str, value: &str) -> Vec<(String, String)> {
     let names = setter_names(pattern);
     let mut re = regex::escape(pattern);
     for name in &names {

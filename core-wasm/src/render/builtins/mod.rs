@@ -1,7 +1,7 @@
 //! The functions that run in process, on the lossless tree: Porch's three
 //! builtins (apply-replacements, set-namespace, starlark), set-labels,
 //! set-annotations, apply-setters, create-setters, set-image,
-//! set-enforcement-action, upsert-resource and
+//! set-enforcement-action, upsert-resource, list-setters and
 //! remove-local-config-resources, each following the krm-functions-catalog's current
 //! behaviour (see `docs/render.md` for the version each follows).
 //!
@@ -13,6 +13,7 @@
 mod apply_replacements;
 mod apply_setters;
 mod create_setters;
+mod list_setters;
 mod remove_local_config_resources;
 mod set_annotations;
 mod set_enforcement_action;
@@ -91,6 +92,7 @@ pub fn lookup(name: &str) -> Option<Builtin> {
         "apply-replacements" => apply_replacements::run,
         "apply-setters" => apply_setters::run,
         "create-setters" => create_setters::run,
+        "list-setters" => list_setters::run,
         "remove-local-config-resources" => remove_local_config_resources::run,
         "set-annotations" => set_annotations::run,
         "set-enforcement-action" => set_enforcement_action::run,
