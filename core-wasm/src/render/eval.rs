@@ -1,6 +1,6 @@
 //! kpt's `fn eval`: one function over a package's resources, its
-//! subpackages' included, without the packages' pipelines and without a
-//! render status. The function runs as a pipeline step does (selectors,
+//! subpackages' included (the Kptfiles only when asked for), without the
+//! packages' pipelines and without a render status. The function runs as a pipeline step does (selectors,
 //! exclusions, results, the same runtimes), and its output is written
 //! back to the files as render writes it.
 
@@ -13,7 +13,7 @@ use crate::yaml;
 
 use super::annotations as ann;
 use super::executor::{write_items, RenderFailure, RenderOptions, RenderOutput, Walk};
-use super::kptfile::{clean_path, KptfileInfo};
+use super::kptfile::KptfileInfo;
 use super::package::{self, Files};
 use super::runtime::FunctionRuntime;
 
@@ -25,15 +25,12 @@ pub struct EvalSpec {
     /// `-- key=value`), `selectors` and `exclude` (`--match-*`,
     /// `--exclude-*`).
     pub function: Function,
-    /// The text of the function config (`--fn-config`), if any.
+    /// The text of the function config (`--fn-config`), if any. A config
+    /// file that lies in the package is also input, as kpt reads it.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub fn_config: String,
-    /// Where the `--fn-config` file lies in the package (relative to its
-    /// root), when it does: a meta resource, like the Kptfiles.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub fn_config_path: String,
-    /// Give the meta resources (Kptfiles, the config file) to the function
-    /// too (`--include-meta-resources`).
+    /// Give the meta resources (the Kptfiles) to the function too
+    /// (`--include-meta-resources`).
     #[serde(default)]
     pub include_meta_resources: bool,
 }
@@ -78,11 +75,7 @@ pub(super) fn eval_owned(
             return failed(out, files, cause);
         }
     };
-    let config_path = clean_path(&spec.fn_config_path);
-    let is_meta = |path: &str| {
-        package::base_of(path) == "Kptfile"
-            || (!spec.fn_config_path.is_empty() && clean_path(path) == config_path)
-    };
+    let is_meta = |path: &str| package::base_of(path) == "Kptfile";
     let mut input = Vec::with_capacity(read.len());
     for item in read {
         let path = ann::path(&item).unwrap_or_default().to_string();
@@ -197,7 +190,6 @@ mod tests {
         let spec = EvalSpec {
             function: set_labels(),
             fn_config: package()["fn-config.yaml"].clone(),
-            fn_config_path: "fn-config.yaml".into(),
             include_meta_resources: true,
         };
         let out = eval(spec);

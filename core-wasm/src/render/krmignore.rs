@@ -104,7 +104,7 @@ fn trim_trailing_spaces(line: &str) -> &str {
 
 /// Matches a gitignore glob: `*` and `?` stay within one path component,
 /// `**` spans components, `[...]` is a character class.
-fn glob_match(pat: &[u8], text: &[u8]) -> bool {
+pub(crate) fn glob_match(pat: &[u8], text: &[u8]) -> bool {
     // Iterative matcher with backtracking on the last star, bounded by
     // pattern × text steps.
     let (mut p, mut t) = (0usize, 0usize);

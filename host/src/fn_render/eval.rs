@@ -1,12 +1,12 @@
 //! `porch-variants fn eval`: kpt's `fn eval` on a package directory, in
 //! place: one function (`--image` or `--exec`) over the package's
-//! resources, subpackages included and meta resources (Kptfiles, the
-//! `--fn-config` file) left out unless asked for. The evaluation is the
+//! resources, subpackages included and meta resources (the Kptfiles) left
+//! out unless asked for. The evaluation is the
 //! core's ([`pv_core::render::EvalSpec`]), through the same runtimes as
 //! `fn render`.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use pv_core::api::{Function, Selector};
@@ -36,8 +36,7 @@ pub struct EvalArgs {
     /// A file holding the function config (any KRM object).
     #[arg(long, value_name = "FILE", conflicts_with = "config_data")]
     pub fn_config: Option<PathBuf>,
-    /// Give the function the meta resources too (Kptfiles and the
-    /// `--fn-config` file).
+    /// Give the function the meta resources too (the Kptfiles).
     #[arg(long, short = 'm')]
     pub include_meta_resources: bool,
     /// Only resources of this apiVersion.
@@ -143,21 +142,12 @@ fn selector(
 
 impl EvalArgs {
     /// The core's request for these arguments, `dir` being the package.
-    fn spec(&self, dir: &Path) -> anyhow::Result<EvalSpec> {
-        let (fn_config, fn_config_path) = match &self.fn_config {
-            None => (String::new(), String::new()),
-            Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|e| {
-                    anyhow::anyhow!("reading the function config {}: {e}", path.display())
-                })?;
-                let inside = path
-                    .canonicalize()
-                    .ok()
-                    .and_then(|p| p.strip_prefix(dir).ok().map(Path::to_path_buf))
-                    .map(|p| p.to_string_lossy().replace('\\', "/"))
-                    .unwrap_or_default();
-                (text, inside)
-            }
+    fn spec(&self) -> anyhow::Result<EvalSpec> {
+        let fn_config = match &self.fn_config {
+            None => String::new(),
+            Some(path) => std::fs::read_to_string(path).map_err(|e| {
+                anyhow::anyhow!("reading the function config {}: {e}", path.display())
+            })?,
         };
         let function = Function {
             image: self.image.clone().unwrap_or_default(),
@@ -190,7 +180,6 @@ impl EvalArgs {
         Ok(EvalSpec {
             function,
             fn_config,
-            fn_config_path,
             include_meta_resources: self.include_meta_resources,
         })
     }
@@ -206,7 +195,7 @@ pub fn run(args: &EvalArgs) -> anyhow::Result<ExitCode> {
         )
     })?;
     crate::package_dir::recover(&dir)?;
-    let spec = args.spec(&dir)?;
+    let spec = args.spec()?;
     let before = read_package(&dir)?;
     let allow_exec = args.exec.is_some();
     let opts = RenderOptions {

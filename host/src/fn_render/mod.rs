@@ -54,7 +54,8 @@ Functions:
   builtins        set-namespace, set-labels, set-annotations, set-image,
                   set-enforcement-action, apply-replacements,
                   apply-setters, create-setters, list-setters,
-                  upsert-resource and remove-local-config-resources
+                  search-replace, upsert-resource and
+                  remove-local-config-resources
                   (the catalog's images,
                   any tag) run inside the package-editing component
   starlark        the catalog's starlark function, embedded

@@ -1,8 +1,8 @@
 //! The functions that run in process, on the lossless tree: Porch's three
 //! builtins (apply-replacements, set-namespace, starlark), set-labels,
 //! set-annotations, apply-setters, create-setters, set-image,
-//! set-enforcement-action, upsert-resource, list-setters and
-//! remove-local-config-resources, each following the krm-functions-catalog's current
+//! set-enforcement-action, upsert-resource, list-setters, search-replace
+//! and remove-local-config-resources, each following the krm-functions-catalog's current
 //! behaviour (see `docs/render.md` for the version each follows).
 //!
 //! A builtin gets the items as kpt sends them to a function (documents, with
@@ -15,6 +15,7 @@ mod apply_setters;
 mod create_setters;
 mod list_setters;
 mod remove_local_config_resources;
+mod search_replace;
 mod set_annotations;
 mod set_enforcement_action;
 mod set_image;
@@ -94,6 +95,7 @@ pub fn lookup(name: &str) -> Option<Builtin> {
         "create-setters" => create_setters::run,
         "list-setters" => list_setters::run,
         "remove-local-config-resources" => remove_local_config_resources::run,
+        "search-replace" => search_replace::run,
         "set-annotations" => set_annotations::run,
         "set-enforcement-action" => set_enforcement_action::run,
         "set-image" => set_image::run,
