@@ -1,6 +1,7 @@
 //! kpt's render of the generated 1,000-resource (about 1 MB) package with a
-//! pipeline of two builtins, set-namespace and set-labels, against the floor
-//! of parsing and writing the same files once.
+//! pipeline of two builtins, set-namespace and set-labels, and with each
+//! builtin alone, against the floor of parsing and writing the same files
+//! once.
 //!
 //! Before criterion runs, the bench prints both figures and their ratio
 //! from interleaved rounds in the same process (the fastest round of each,
@@ -29,6 +30,42 @@ fn render_once(files: &BTreeMap<String, String>) -> usize {
     let out = render(files, &RenderOptions::default(), &mut BuiltinsOnly);
     assert!(out.failure.is_none(), "{:?}", out.failure);
     out.files.len()
+}
+
+/// The builtins measured one at a time, each with a config that makes it
+/// walk (and, for most, edit) every resource of the package.
+const BUILTINS: &[(&str, &[(&str, &str)])] = &[
+    ("set-namespace", &[("namespace", "east")]),
+    ("set-labels", &[("tier", "web")]),
+    ("set-annotations", &[("team", "a")]),
+    (
+        "set-image",
+        &[("name", "registry.example.com/sidecar"), ("newTag", "v3")],
+    ),
+    ("apply-setters", &[("replicas", "3")]),
+    ("create-setters", &[("mode", "production")]),
+    ("list-setters", &[]),
+    (
+        "search-replace",
+        &[("by-path", "spec.replicas"), ("put-value", "5")],
+    ),
+    ("set-enforcement-action", &[("enforcementAction", "deny")]),
+    ("upsert-resource", &[("key", "value")]),
+    ("remove-local-config-resources", &[]),
+];
+
+/// A Kptfile whose pipeline is `name` with `config` as its configMap.
+fn kptfile_of(name: &str, config: &[(&str, &str)]) -> String {
+    let mut text = format!(
+        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: bench\npipeline:\n  mutators:\n  - image: {name}:v0\n"
+    );
+    if !config.is_empty() {
+        text.push_str("    configMap:\n");
+        for (k, v) in config {
+            text.push_str(&format!("      {k}: '{v}'\n"));
+        }
+    }
+    text
 }
 
 fn once(f: &mut impl FnMut()) -> Duration {
@@ -73,6 +110,35 @@ fn bench(c: &mut Criterion) {
         pass[0].as_secs_f64() / floor[0].as_secs_f64(),
         pass[mid].as_secs_f64() / floor[mid].as_secs_f64(),
     );
+
+    // Each builtin alone against the same floor, interleaved.
+    for (name, config) in BUILTINS {
+        let mut one = files.clone();
+        one.insert("Kptfile".into(), kptfile_of(name, config));
+        let out = render(&one, &RenderOptions::default(), &mut BuiltinsOnly);
+        assert!(out.failure.is_none(), "{name}: {:?}", out.failure);
+        let (mut floor, mut pass) = (Vec::new(), Vec::new());
+        let mut f = || {
+            black_box(parse_emit(&one));
+        };
+        let mut r = || {
+            black_box(render_once(&one));
+        };
+        for _ in 0..9 {
+            floor.push(once(&mut f));
+            pass.push(once(&mut r));
+        }
+        floor.sort();
+        pass.sort();
+        let mid = floor.len() / 2;
+        println!(
+            "render ({name}): parse+emit {:.1} ms, render {:.1} ms, ratio {:.2} (median {:.2})",
+            floor[0].as_secs_f64() * 1e3,
+            pass[0].as_secs_f64() * 1e3,
+            pass[0].as_secs_f64() / floor[0].as_secs_f64(),
+            pass[mid].as_secs_f64() / floor[mid].as_secs_f64(),
+        );
+    }
 
     let mut group = c.benchmark_group("render-1000-resources");
     group.throughput(Throughput::Bytes(bytes as u64));
