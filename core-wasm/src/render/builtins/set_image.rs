@@ -31,6 +31,8 @@ struct Image {
     new_name: String,
     new_tag: String,
     digest: String,
+    /// [`image_matcher`] of `name`.
+    matcher: Option<regex::Regex>,
 }
 
 /// A kustomize field spec of `additionalImageFields`.
@@ -88,7 +90,7 @@ pub fn run(input: FnInput) -> FnOutput {
             else {
                 continue;
             };
-            if !is_image_matched(&node.value, &image.name) {
+            if !is_image_matched(&node.value, &image) {
                 continue;
             }
             count += 1;
@@ -149,6 +151,7 @@ fn configure(config: Option<&Node>) -> Result<(Image, Vec<FieldSpec>), String> {
                 new_name: text(&["image", "newName"]),
                 new_tag: text(&["image", "newTag"]),
                 digest: text(&["image", "digest"]),
+                ..Image::default()
             };
             if let Some(list) = c
                 .get("additionalImageFields")
@@ -172,16 +175,24 @@ fn configure(config: Option<&Node>) -> Result<(Image, Vec<FieldSpec>), String> {
     if image.new_name.is_empty() && image.new_tag.is_empty() && image.digest.is_empty() {
         return Err("must specify one of `newName`, `newTag`, or `digest`".into());
     }
+    // Compiled once: every container and field is matched against it.
+    image.matcher = image_matcher(&image.name);
     Ok((image, fields))
 }
 
-/// kustomize's `IsImageMatched`: `name` (a regular expression, as
-/// kustomize compiles it) followed by an optional tag and digest.
-fn is_image_matched(value: &str, name: &str) -> bool {
+/// kustomize's `IsImageMatched` pattern: `name` (a regular expression, as
+/// kustomize compiles it) followed by an optional tag and digest; `None`
+/// when it does not compile (nothing matches).
+fn image_matcher(name: &str) -> Option<regex::Regex> {
     regex::Regex::new(&format!(
         "^{name}(:[a-zA-Z0-9_.{{}}-]*)?(@sha256:[a-zA-Z0-9_.{{}}-]*)?$"
     ))
-    .is_ok_and(|re| re.is_match(value))
+    .ok()
+}
+
+/// Whether `value` names the configured image.
+fn is_image_matched(value: &str, image: &Image) -> bool {
+    image.matcher.as_ref().is_some_and(|re| re.is_match(value))
 }
 
 /// kustomize's `image.Split`: name, tag and digest, the tag with its `:`
@@ -257,7 +268,7 @@ fn field_image(old: &str, image: &Image) -> String {
 /// matching images at its end.
 fn update_path(node: &mut Node, path: &[&str], image: &Image, count: &mut usize) {
     let Some((first, rest)) = path.split_first() else {
-        if node.kind == Kind::Scalar && is_image_matched(&node.value, &image.name) {
+        if node.kind == Kind::Scalar && is_image_matched(&node.value, image) {
             *count += 1;
             let new = field_image(&node.value, image);
             if new != node.value {
@@ -318,6 +329,7 @@ mod tests {
             new_name: n.into(),
             new_tag: t.into(),
             digest: d.into(),
+            ..Image::default()
         };
         assert_eq!(
             container_image("nginx:1.2", &img("b/nginx", "", "")),
@@ -339,10 +351,14 @@ mod tests {
             field_image("nginx:1.2", &img("", "1.3", "sha256:x")),
             "nginx:1.3@sha256:x"
         );
-        assert!(is_image_matched("nginx:1.2", "nginx"));
-        assert!(is_image_matched("nginx@sha256:ab", "nginx"));
-        assert!(!is_image_matched("bitnami/nginx:1.2", "nginx"));
-        assert!(!is_image_matched("nginx-x:1.2", "nginx"));
+        let nginx = Image {
+            matcher: image_matcher("nginx"),
+            ..Image::default()
+        };
+        assert!(is_image_matched("nginx:1.2", &nginx));
+        assert!(is_image_matched("nginx@sha256:ab", &nginx));
+        assert!(!is_image_matched("bitnami/nginx:1.2", &nginx));
+        assert!(!is_image_matched("nginx-x:1.2", &nginx));
     }
 
     #[test]
