@@ -68,6 +68,34 @@ fn kptfile_of(name: &str, config: &[(&str, &str)]) -> String {
     text
 }
 
+/// Prints the render of `files` against parsing and writing them, from
+/// `rounds` interleaved rounds (the fastest of each, and the median).
+fn versus_floor(what: &str, files: &BTreeMap<String, String>, rounds: usize) {
+    let (mut floor, mut pass) = (Vec::new(), Vec::new());
+    let mut f = || {
+        black_box(parse_emit(files));
+    };
+    let mut r = || {
+        black_box(render_once(files));
+    };
+    f();
+    r();
+    for _ in 0..rounds {
+        floor.push(once(&mut f));
+        pass.push(once(&mut r));
+    }
+    floor.sort();
+    pass.sort();
+    let mid = floor.len() / 2;
+    println!(
+        "{what}: parse+emit {:.1} ms, render {:.1} ms, ratio {:.2} (median {:.2})",
+        floor[0].as_secs_f64() * 1e3,
+        pass[0].as_secs_f64() * 1e3,
+        pass[0].as_secs_f64() / floor[0].as_secs_f64(),
+        pass[mid].as_secs_f64() / floor[mid].as_secs_f64(),
+    );
+}
+
 fn once(f: &mut impl FnMut()) -> Duration {
     let start = Instant::now();
     f();
@@ -87,57 +115,18 @@ fn bench(c: &mut Criterion) {
     assert_eq!(apps.matches("namespace: east").count(), 20, "{apps}");
     assert!(apps.contains("tier: web"));
 
-    let (mut floor, mut pass) = (Vec::new(), Vec::new());
-    let mut f = || {
-        black_box(parse_emit(&files));
-    };
-    let mut r = || {
-        black_box(render_once(&files));
-    };
-    f();
-    r();
-    for _ in 0..15 {
-        floor.push(once(&mut f));
-        pass.push(once(&mut r));
-    }
-    floor.sort();
-    pass.sort();
-    let mid = floor.len() / 2;
-    println!(
-        "render (set-namespace + set-labels) on {bytes} bytes: parse+emit {:.1} ms, render {:.1} ms, ratio {:.2} (median {:.2})",
-        floor[0].as_secs_f64() * 1e3,
-        pass[0].as_secs_f64() * 1e3,
-        pass[0].as_secs_f64() / floor[0].as_secs_f64(),
-        pass[mid].as_secs_f64() / floor[mid].as_secs_f64(),
+    versus_floor(
+        &format!("render (set-namespace + set-labels) on {bytes} bytes"),
+        &files,
+        15,
     );
-
-    // Each builtin alone against the same floor, interleaved.
+    // Each builtin alone against the same floor.
     for (name, config) in BUILTINS {
         let mut one = files.clone();
         one.insert("Kptfile".into(), kptfile_of(name, config));
         let out = render(&one, &RenderOptions::default(), &mut BuiltinsOnly);
         assert!(out.failure.is_none(), "{name}: {:?}", out.failure);
-        let (mut floor, mut pass) = (Vec::new(), Vec::new());
-        let mut f = || {
-            black_box(parse_emit(&one));
-        };
-        let mut r = || {
-            black_box(render_once(&one));
-        };
-        for _ in 0..9 {
-            floor.push(once(&mut f));
-            pass.push(once(&mut r));
-        }
-        floor.sort();
-        pass.sort();
-        let mid = floor.len() / 2;
-        println!(
-            "render ({name}): parse+emit {:.1} ms, render {:.1} ms, ratio {:.2} (median {:.2})",
-            floor[0].as_secs_f64() * 1e3,
-            pass[0].as_secs_f64() * 1e3,
-            pass[0].as_secs_f64() / floor[0].as_secs_f64(),
-            pass[mid].as_secs_f64() / floor[mid].as_secs_f64(),
-        );
+        versus_floor(&format!("render ({name})"), &one, 9);
     }
 
     let mut group = c.benchmark_group("render-1000-resources");

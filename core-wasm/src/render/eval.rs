@@ -12,7 +12,9 @@ use crate::api::Function;
 use crate::yaml;
 
 use super::annotations as ann;
-use super::executor::{write_items, RenderFailure, RenderOptions, RenderOutput, Walk};
+use super::executor::{
+    failed_before_running as failed, write_items, RenderFailure, RenderOptions, RenderOutput, Walk,
+};
 use super::kptfile::KptfileInfo;
 use super::package::{self, Files};
 use super::runtime::FunctionRuntime;
@@ -33,17 +35,6 @@ pub struct EvalSpec {
     /// (`--include-meta-resources`).
     #[serde(default)]
     pub include_meta_resources: bool,
-}
-
-fn failed(mut out: RenderOutput, files: Files, cause: String) -> RenderOutput {
-    out.failure = Some(RenderFailure {
-        message: cause.clone(),
-        detail: cause.clone(),
-        cause,
-        handled: false,
-    });
-    out.files = files;
-    out
 }
 
 /// Runs `spec`'s function over the resources of the package in `files`

@@ -269,16 +269,7 @@ pub fn render_owned(
         return super::eval::eval_owned(files, opts, spec, runtime);
     }
     let mut out = RenderOutput::default();
-    let fail_early = |mut out: RenderOutput, files: Files, cause: String| {
-        out.failure = Some(RenderFailure {
-            message: cause.clone(),
-            detail: cause.clone(),
-            cause,
-            handled: false,
-        });
-        out.files = files;
-        out
-    };
+    let fail_early = failed_before_running;
     let Some(root_text) = files.get("Kptfile") else {
         return fail_early(
             out,
@@ -409,6 +400,23 @@ pub fn render_owned(
         }
     }
     out.failure = failure;
+    out
+}
+
+/// `out` with `files` unchanged and `cause` as its failure: a render that
+/// stopped before any function ran.
+pub(super) fn failed_before_running(
+    mut out: RenderOutput,
+    files: Files,
+    cause: String,
+) -> RenderOutput {
+    out.failure = Some(RenderFailure {
+        message: cause.clone(),
+        detail: cause.clone(),
+        cause,
+        handled: false,
+    });
+    out.files = files;
     out
 }
 

@@ -58,7 +58,7 @@ pub fn run(input: FnInput) -> FnOutput {
             file: &file,
             applied: &mut applied,
         };
-        if let Err(e) = visit.node(item.root_mut(), "") {
+        if let Err(e) = super::accept(&mut visit, item.root_mut(), "") {
             return framework_error(items, "failed to apply setters", e);
         }
     }
@@ -93,36 +93,7 @@ struct Visit<'a> {
     applied: &'a mut Vec<Applied>,
 }
 
-impl Visit<'_> {
-    /// `acceptImpl`: a mapping's sequences first, then each field's value;
-    /// each sequence item; each scalar.
-    fn node(&mut self, node: &mut Node, path: &str) -> Result<(), String> {
-        match node.kind {
-            Kind::Document => match node.content.first_mut() {
-                Some(root) => self.node(root, ""),
-                None => Ok(()),
-            },
-            Kind::Mapping => {
-                self.mapping(node, path)?;
-                for pair in node.content.chunks_mut(2) {
-                    if let [key, value] = pair {
-                        let field = format!("{path}.{}", key.value);
-                        self.node(value, &field)?;
-                    }
-                }
-                Ok(())
-            }
-            Kind::Sequence => {
-                for (i, item) in node.content.iter_mut().enumerate() {
-                    self.node(item, &format!("{path}[{i}]"))?;
-                }
-                Ok(())
-            }
-            Kind::Scalar => self.scalar(node, path),
-            Kind::Alias => Ok(()),
-        }
-    }
-
+impl super::Visitor for Visit<'_> {
     /// `visitMapping`: the tagged sequences of a mapping.
     fn mapping(&mut self, object: &mut Node, path: &str) -> Result<(), String> {
         for pair in object.content.chunks_mut(2) {

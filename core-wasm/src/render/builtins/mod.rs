@@ -80,6 +80,45 @@ pub(crate) fn field_result(message: String, file: String, field: String) -> FnRe
     }
 }
 
+/// What the catalog's setter functions do at each node of their walk
+/// (their `visitor` interface).
+pub(crate) trait Visitor {
+    /// A mapping, before its values are walked (`visitMapping`).
+    fn mapping(&mut self, object: &mut Node, path: &str) -> Result<(), String>;
+    /// A scalar value (`visitScalar`).
+    fn scalar(&mut self, object: &mut Node, path: &str) -> Result<(), String>;
+}
+
+/// The catalog's `acceptImpl`: a mapping (then each field's value, at
+/// `path.key`), each sequence item (at `path[i]`), each scalar; aliases
+/// are not followed. A document is walked from its root at path `""`.
+pub(crate) fn accept(v: &mut dyn Visitor, node: &mut Node, path: &str) -> Result<(), String> {
+    match node.kind {
+        crate::yaml::Kind::Document => match node.content.first_mut() {
+            Some(root) => accept(v, root, ""),
+            None => Ok(()),
+        },
+        crate::yaml::Kind::Mapping => {
+            v.mapping(node, path)?;
+            for pair in node.content.chunks_mut(2) {
+                if let [key, value] = pair {
+                    let field = format!("{path}.{}", key.value);
+                    accept(v, value, &field)?;
+                }
+            }
+            Ok(())
+        }
+        crate::yaml::Kind::Sequence => {
+            for (i, item) in node.content.iter_mut().enumerate() {
+                accept(v, item, &format!("{path}[{i}]"))?;
+            }
+            Ok(())
+        }
+        crate::yaml::Kind::Scalar => v.scalar(node, path),
+        crate::yaml::Kind::Alias => Ok(()),
+    }
+}
+
 /// The SDK's error text when a function's processor returns `false`.
 pub const FUNCTION_FAILURE: &str = "error: function failure";
 

@@ -142,7 +142,7 @@ fn perform(c: &Config, item: &mut Node, found: &mut Vec<Found>) -> Result<(), St
     if c.put_value_by_path() {
         return walk.put_value_by_path(item.root_mut());
     }
-    walk.node(item.root_mut(), "")
+    super::accept(&mut walk, item.root_mut(), "")
 }
 
 impl Config {
@@ -260,35 +260,7 @@ struct Walk<'a> {
     found: &'a mut Vec<Found>,
 }
 
-impl Walk<'_> {
-    /// `acceptImpl`.
-    fn node(&mut self, node: &mut Node, path: &str) -> Result<(), String> {
-        match node.kind {
-            Kind::Document => match node.content.first_mut() {
-                Some(root) => self.node(root, ""),
-                None => Ok(()),
-            },
-            Kind::Mapping => {
-                self.mapping(node, path)?;
-                for pair in node.content.chunks_mut(2) {
-                    if let [key, value] = pair {
-                        let field = format!("{path}.{}", key.value);
-                        self.node(value, &field)?;
-                    }
-                }
-                Ok(())
-            }
-            Kind::Sequence => {
-                for (i, item) in node.content.iter_mut().enumerate() {
-                    self.node(item, &format!("{path}[{i}]"))?;
-                }
-                Ok(())
-            }
-            Kind::Scalar => self.scalar(node, path),
-            Kind::Alias => Ok(()),
-        }
-    }
-
+impl super::Visitor for Walk<'_> {
     /// `visitMapping`: `put-comment` on the keys of matched sequences.
     fn mapping(&mut self, object: &mut Node, path: &str) -> Result<(), String> {
         if self.c.put_comment.is_empty() {
@@ -338,7 +310,9 @@ impl Walk<'_> {
         }
         Ok(())
     }
+}
 
+impl Walk<'_> {
     /// `putValueByPath`: the field at the absolute path set, maps created
     /// on the way.
     fn put_value_by_path(&mut self, root: &mut Node) -> Result<(), String> {
