@@ -4,6 +4,7 @@
 pub mod component;
 pub mod engine_api;
 pub mod fn_render;
+pub mod function_runner;
 pub mod kube;
 pub mod local;
 pub mod output;

@@ -59,6 +59,7 @@ impl Cluster {
             core: Arc::new(NativeCore),
             renderer: Some(Arc::new(porch_variants::local::cli::draft_renderer(
                 root.path(),
+                None,
             ))),
             slots: Arc::new(RenderSlots::new(slots)),
             config: pv_core::prc::reconcile::Config::default(),

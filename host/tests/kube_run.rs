@@ -32,6 +32,7 @@ fn args() -> ControllerArgs {
         native_core: true,
         cache_sync_timeout: 20,
         porch_api: Default::default(),
+        runner: Default::default(),
         packagerevisions: porch_variants::kube::prc::PrcArgs {
             max_concurrent_renders: 20,
             render_requeue_delay: Duration::from_secs(2),

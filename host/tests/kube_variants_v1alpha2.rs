@@ -95,6 +95,7 @@ impl Cluster {
             core: Arc::new(NativeCore),
             renderer: Some(Arc::new(porch_variants::local::cli::draft_renderer(
                 root.path(),
+                None,
             ))),
             slots: Arc::new(RenderSlots::new(0)),
             config: pv_core::prc::reconcile::Config::default(),

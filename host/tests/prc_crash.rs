@@ -52,7 +52,7 @@ fn run(dir: &Path, plan: std::sync::Arc<FaultPlan>) -> usize {
         open_repositories(dir, false, porch_variants::local::Validation::Strict).expect("opens");
     let store = Faulty::new(&opened.store, plan.clone());
     let core = NativeCore;
-    let renderer = draft_renderer(dir);
+    let renderer = draft_renderer(dir, None);
     let repos: Vec<Value> =
         porch_variants::local::read_objects(dir, porch_variants::local::Validation::Strict)
             .unwrap()

@@ -500,6 +500,7 @@ fn local_mode_clones_and_publishes_on_the_server() {
         reconcile_all: false,
         jobs: Some(2),
         validate: Default::default(),
+        runner: Default::default(),
     };
     let (summary, ok) = run_local(&args).unwrap();
     assert!(ok, "{:#?}", summary.report);

@@ -737,6 +737,7 @@ fn the_fleet_demo_gives_the_same_packages_in_either_mode() {
             // More workers than this machine may have CPUs: the parallel path.
             jobs: Some(3),
             validate: Default::default(),
+            runner: Default::default(),
         };
         let (summary, ok) = run_local(&args).unwrap();
         assert!(ok, "{mode:?}: {:#?}", summary.report.errors);

@@ -91,6 +91,9 @@ pub struct EvalArgs {
     /// Directory of wasm KRM functions (Go js/wasm ABI).
     #[arg(long, value_name = "DIR", env = "PORCH_VARIANTS_FN_DIR")]
     pub fn_dir: Option<PathBuf>,
+    /// Porch's function runner.
+    #[command(flatten)]
+    pub runner: crate::function_runner::RunnerArgs,
     /// The function config as `key=value` pairs after `--`: a ConfigMap
     /// named `function-input`, as kpt makes it.
     #[arg(last = true, value_name = "KEY=VALUE")]
@@ -210,7 +213,8 @@ pub fn run(args: &EvalArgs) -> anyhow::Result<ExitCode> {
         args.exec_timeout,
         &args.image_prefix,
         args.fn_dir.as_deref(),
-    )?;
+    )?
+    .with_runner(args.runner.runner()?);
     let out = render_and_write(&dir, before, &opts, runtime, args.native_core)?;
     for line in &out.log {
         eprintln!("{line}");

@@ -17,6 +17,7 @@ use pv_core::render::{self, FunctionRef, FunctionRuntime, RenderOptions, RunOutp
 
 use crate::component::CodeCache;
 use crate::engine_api::{ComponentCore, Core, NativeCore, RenderedPackage};
+use crate::function_runner::{FunctionRunner, RunnerArgs, RunnerError};
 use crate::runtime::{FunctionDirectory, GoWasmRuntime, Limits, WasmFnError};
 
 /// Options of `porch-variants fn render`.
@@ -46,6 +47,9 @@ pub struct RenderArgs {
     /// `<name>:<tag>.wasm` or the OCI layout `kpt alpha wasm push` writes.
     #[arg(long, value_name = "DIR", env = "PORCH_VARIANTS_FN_DIR")]
     pub fn_dir: Option<PathBuf>,
+    /// Porch's function runner.
+    #[command(flatten)]
+    pub runner: RunnerArgs,
 }
 
 /// What `fn render --help` says after the options.
@@ -62,6 +66,9 @@ Functions:
   wasm            Go js/wasm modules from --fn-dir (kpt's wasm runtime ABI)
   exec            exec: programs, only with --allow-exec (each in its own
                   process group, killed with the render)
+  runner          any other image, in Porch's function runner when
+                  --function-runner names one (Porch's FunctionEvaluator
+                  gRPC service)
 
 Exit codes:
   0  rendered
@@ -216,6 +223,8 @@ pub struct HostRuntime {
     /// The embedded starlark function, for images the function directory
     /// does not provide.
     pub starlark: starlark::EmbeddedStarlark,
+    /// Porch's function runner, for images nothing here provides.
+    pub runner: Option<FunctionRunner>,
 }
 
 impl std::fmt::Debug for HostRuntime {
@@ -224,6 +233,7 @@ impl std::fmt::Debug for HostRuntime {
             .field("allow_exec", &self.allow_exec)
             .field("dir", &self.dir)
             .field("functions", &self.wasm.as_ref().map(|(_, d)| d.root()))
+            .field("runner", &self.runner.as_ref().map(FunctionRunner::address))
             .finish()
     }
 }
@@ -259,6 +269,18 @@ impl FunctionRuntime for HostRuntime {
             {
                 self.starlark.run(input)
             }
+            Err(RuntimeError::NotFound) => match &self.runner {
+                None => Err(RuntimeError::NotFound),
+                Some(runner) => match runner.evaluate(&function.image, input) {
+                    Ok(out) => Ok(RunOutput {
+                        stdout: out.resource_list,
+                        stderr: out.log,
+                        exit_code: 0,
+                    }),
+                    Err(RunnerError::NotFound { .. }) => Err(RuntimeError::NotFound),
+                    Err(e) => Err(RuntimeError::Failed(e.to_string())),
+                },
+            },
             other => other,
         }
     }
@@ -289,7 +311,8 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
         args.exec_timeout,
         &args.image_prefix,
         args.fn_dir.as_deref(),
-    )?;
+    )?
+    .with_runner(args.runner.runner()?);
     let out = render_and_write(&dir, before, &opts, runtime, args.native_core)?;
     report(&dir, args.results_dir.as_deref(), &out)
 }
@@ -317,7 +340,14 @@ impl HostRuntime {
             wasm,
             image_prefix: image_prefix.to_string(),
             starlark: starlark::EmbeddedStarlark::default(),
+            runner: None,
         })
+    }
+
+    /// The same runtime, sending what nothing here provides to `runner`.
+    pub fn with_runner(mut self, runner: Option<FunctionRunner>) -> Self {
+        self.runner = runner;
+        self
     }
 }
 

@@ -94,6 +94,10 @@ pub struct ControllerArgs {
     /// `packagerevisions`).
     #[command(flatten)]
     pub packagerevisions: super::prc::PrcArgs,
+    /// Porch's function runner, for the PackageRevision controller's
+    /// renders (Porch's deployment: `function-runner.porch-system.svc:9445`).
+    #[command(flatten)]
+    pub runner: crate::function_runner::RunnerArgs,
     /// The Repository controller (reconciler `repositories`; Git paths
     /// under `--packagerevisions.git-root`).
     #[command(flatten)]
@@ -796,6 +800,9 @@ pub async fn run_with(
         core: core.clone(),
         renderer: Some(Arc::new(crate::local::cli::draft_renderer(
             &prc_args.git_root,
+            args.runner
+                .runner()
+                .map_err(|e| RunError::Usage(e.to_string()))?,
         ))),
         slots: Arc::new(crate::prc::RenderSlots::new(
             prc_args.max_concurrent_renders,

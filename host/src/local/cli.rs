@@ -90,6 +90,9 @@ pub struct LocalArgs {
     /// them, `ignore` drops them silently.
     #[arg(long, value_enum, default_value_t = super::Validation::Strict, value_name = "MODE")]
     pub validate: super::Validation,
+    /// Porch's function runner, for the drafts' renders.
+    #[command(flatten)]
+    pub runner: crate::function_runner::RunnerArgs,
 }
 
 impl LocalArgs {
@@ -190,6 +193,9 @@ pub enum LocalError {
     /// Bad usage.
     #[error("{0}")]
     Usage(String),
+    /// The function runner could not be set up.
+    #[error(transparent)]
+    Runner(#[from] crate::function_runner::RunnerError),
 }
 
 /// RFC 3339 now, to the second.
@@ -651,7 +657,7 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
     let plan = FaultPlan::counting();
     let revisions = Faulty::new(&git, plan.clone());
     let objects = Faulty::new(objects, plan.clone());
-    let renderer = draft_renderer(&args.dir);
+    let renderer = draft_renderer(&args.dir, args.runner.runner()?);
     let ctx = Ctx {
         revisions: &revisions,
         objects: &objects,
@@ -912,7 +918,7 @@ pub fn run_rpkg(
         None
     } else {
         core = ComponentCore::load()?;
-        renderer = draft_renderer(dir);
+        renderer = draft_renderer(dir, None);
         let repositories: Vec<serde_json::Value> = dir_objects
             .objects
             .into_iter()
@@ -1192,10 +1198,14 @@ fn lifecycle_word(l: Lifecycle) -> String {
         .unwrap_or_else(|| format!("{l:?}"))
 }
 
-/// Local mode renders every draft it writes, as porch-server does: only
-/// builtins and the embedded starlark function run (exec functions need
+/// Local mode renders every draft it writes, as porch-server does:
+/// builtins and the embedded starlark function run here, any other image in
+/// Porch's function runner when one is given (exec functions need
 /// `--allow-exec`, which Porch never gives).
-pub fn draft_renderer(dir: &Path) -> crate::reconcile::DraftRenderer {
+pub fn draft_renderer(
+    dir: &Path,
+    runner: Option<crate::function_runner::FunctionRunner>,
+) -> crate::reconcile::DraftRenderer {
     crate::reconcile::DraftRenderer {
         options: pv_core::render::RenderOptions::default(),
         runtime: std::sync::Mutex::new(Box::new(crate::fn_render::HostRuntime {
@@ -1205,6 +1215,7 @@ pub fn draft_renderer(dir: &Path) -> crate::reconcile::DraftRenderer {
             wasm: None,
             image_prefix: pv_core::render::image::DEFAULT_PREFIX.to_string(),
             starlark: crate::fn_render::starlark::EmbeddedStarlark::default(),
+            runner,
         })),
     }
 }
