@@ -220,9 +220,12 @@ fn package(root: &Path, image: &str) {
     std::fs::write(root.join("deploy.yaml"), DEPLOY).unwrap();
 }
 
+/// The CLI, with no container runtime (whatever this machine has), so a
+/// function the runner does not serve is not found.
 fn porch_variants(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_porch-variants"))
         .args(args)
+        .env("KPT_FN_RUNTIME", "none")
         .output()
         .unwrap()
 }
@@ -316,8 +319,10 @@ fn an_unknown_image_and_a_failing_function_fail_the_render_writing_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let runner = Runner::start(functions(tmp.path()));
     let root = tmp.path().join("app");
+    let addr = runner.address();
+    let looked = format!("function \"example.com/nothing:v1\" not found (looked in: the builtins, no --fn-dir, the function runner at {addr}, no container runtime;");
     for (image, expect) in [
-        ("example.com/nothing:v1", "not found"),
+        ("example.com/nothing:v1", looked.as_str()),
         ("example.com/fail:v1", "quota exceeded"),
     ] {
         package(&root, image);
@@ -370,6 +375,7 @@ fn a_runner_killed_mid_call_is_retried_then_reported_unavailable() {
     let root = tmp.path().join("app");
     package(&root, "example.com/slow:v1");
     let child = Command::new(env!("CARGO_BIN_EXE_porch-variants"))
+        .env("KPT_FN_RUNTIME", "none")
         .args(["fn", "render", root.to_str().unwrap(), "--function-runner"])
         .arg(runner.address())
         .stdout(Stdio::piped())
@@ -472,4 +478,102 @@ fn local_mode_renders_drafts_through_the_runner() {
         asked.iter().all(|i| i == "example.com/scale:v1"),
         "{asked:?}"
     );
+}
+
+/// A stand-in `docker` that records its arguments and runs the function
+/// named by the image from the same directory.
+fn stand_in_docker(dir: &Path) -> PathBuf {
+    script(
+        dir,
+        "docker",
+        &format!(
+            "echo \"$@\" >> {log}\nfor last; do :; done\nexec {dir}/\"$(basename \"${{last%%:*}}\")\"",
+            log = dir.join("docker.log").display(),
+            dir = dir.display()
+        ),
+    )
+}
+
+#[test]
+fn a_function_found_nowhere_else_runs_as_a_container_with_kpts_flags() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runner = Runner::start(BTreeMap::new());
+    functions(tmp.path());
+    let docker = stand_in_docker(tmp.path());
+    let root = tmp.path().join("app");
+    package(&root, "example.com/scale:v1");
+    let run = |extra: &[&str], envs: &[(&str, &str)]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_porch-variants"));
+        cmd.args(["fn", "render", root.to_str().unwrap()])
+            .args(extra);
+        for (k, v) in envs {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    };
+    // Named by flag, after the runner said it does not know the image.
+    let out = run(
+        &[
+            "--function-runner",
+            &runner.address(),
+            "--container-runtime",
+            docker.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(runner.asked(), ["example.com/scale:v1"]);
+    assert_eq!(
+        read(&root.join("deploy.yaml")),
+        DEPLOY.replace("replicas: 1", "replicas: 3")
+    );
+    assert_eq!(
+        read(&tmp.path().join("docker.log")),
+        "run --rm -i --network none --user nobody --security-opt=no-new-privileges example.com/scale:v1\n"
+    );
+    // Found on PATH by its name.
+    package(&root, "example.com/scale:v1");
+    let path = format!(
+        "{}:{}",
+        tmp.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let out = run(&[], &[("PATH", &path)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(read(&root.join("deploy.yaml")).contains("replicas: 3"));
+    // fn eval's --network and --mount reach the container.
+    let out = Command::new(env!("CARGO_BIN_EXE_porch-variants"))
+        .args([
+            "fn",
+            "eval",
+            root.to_str().unwrap(),
+            "--image",
+            "example.com/scale:v2",
+        ])
+        .args(["--network", "--mount", "type=bind,src=/tmp,dst=/data"])
+        .args(["--container-runtime", docker.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let log = read(&tmp.path().join("docker.log"));
+    assert_eq!(
+        log.lines().last().unwrap(),
+        "run --rm -i --network host --user nobody --security-opt=no-new-privileges --mount type=bind,src=/tmp,dst=/data example.com/scale:v2"
+    );
+    // A runtime named but missing is a usage error.
+    let out = run(&["--container-runtime", "no-such-runtime"], &[]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("\"no-such-runtime\""));
 }

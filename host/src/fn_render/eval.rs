@@ -94,6 +94,16 @@ pub struct EvalArgs {
     /// Porch's function runner.
     #[command(flatten)]
     pub runner: crate::function_runner::RunnerArgs,
+    /// Containers.
+    #[command(flatten)]
+    pub container: super::container::ContainerArgs,
+    /// Give a container function the host's network (kpt's `--network`).
+    #[arg(long)]
+    pub network: bool,
+    /// A mount for a container function, as `docker run --mount` takes it
+    /// (`type=bind,src=…,dst=…[,rw=true]`); repeatable.
+    #[arg(long, value_name = "MOUNT")]
+    pub mount: Vec<String>,
     /// The function config as `key=value` pairs after `--`: a ConfigMap
     /// named `function-input`, as kpt makes it.
     #[arg(last = true, value_name = "KEY=VALUE")]
@@ -214,7 +224,20 @@ pub fn run(args: &EvalArgs) -> anyhow::Result<ExitCode> {
         &args.image_prefix,
         args.fn_dir.as_deref(),
     )?
-    .with_runner(args.runner.runner()?);
+    .with_runner(args.runner.runner()?)
+    .with_container(
+        super::container::ContainerRuntime::find(
+            &args.container,
+            std::env::var_os("PATH").as_deref(),
+            std::time::Duration::from_secs(args.exec_timeout),
+        )
+        .map_err(|e| anyhow::anyhow!(e))?
+        .map(|mut c| {
+            c.network = args.network;
+            c.mounts = args.mount.clone();
+            c
+        }),
+    );
     let out = render_and_write(&dir, before, &opts, runtime, args.native_core)?;
     for line in &out.log {
         eprintln!("{line}");

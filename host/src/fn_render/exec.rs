@@ -5,7 +5,7 @@
 //! killed when the command that started it dies, however it dies.
 
 use std::io::{Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -78,7 +78,7 @@ pub fn split_words(s: &str) -> Result<Vec<String>, String> {
 
 /// Runs an exec function in `dir` with `input` on stdin; stops it after
 /// `timeout`.
-pub fn run(exec: &str, dir: &PathBuf, input: &str, timeout: Duration) -> Result<RunOutput, String> {
+pub fn run(exec: &str, dir: &Path, input: &str, timeout: Duration) -> Result<RunOutput, String> {
     let words =
         split_words(exec).map_err(|e| format!("exec command {exec:?} must be valid: {e}"))?;
     let Some((program, args)) = words.split_first() else {
@@ -91,7 +91,21 @@ pub fn run(exec: &str, dir: &PathBuf, input: &str, timeout: Duration) -> Result<
     } else {
         PathBuf::from(program)
     };
-    let mut cmd = Command::new(&program_path);
+    run_program(exec, &program_path, args, dir, input, timeout)
+}
+
+/// Runs `program` with `args` in `dir`, `input` on stdin, in its own
+/// process group, stopped after `timeout`; `name` is how messages call it.
+pub fn run_program(
+    name: &str,
+    program: &Path,
+    args: &[String],
+    dir: &Path,
+    input: &str,
+    timeout: Duration,
+) -> Result<RunOutput, String> {
+    let exec = name;
+    let mut cmd = Command::new(program);
     cmd.args(args)
         .current_dir(dir)
         .stdin(Stdio::piped())

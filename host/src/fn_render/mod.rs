@@ -5,6 +5,7 @@
 //! `--allow-exec`, wasm modules from a function directory, and the
 //! catalog's starlark function, embedded: [`starlark`]).
 
+pub mod container;
 pub mod eval;
 pub mod exec;
 pub mod starlark;
@@ -50,6 +51,9 @@ pub struct RenderArgs {
     /// Porch's function runner.
     #[command(flatten)]
     pub runner: RunnerArgs,
+    /// Containers.
+    #[command(flatten)]
+    pub container: container::ContainerArgs,
 }
 
 /// What `fn render --help` says after the options.
@@ -69,6 +73,9 @@ Functions:
   runner          any other image, in Porch's function runner when
                   --function-runner names one (Porch's FunctionEvaluator
                   gRPC service)
+  containers      then, as kpt runs them: docker or podman (or
+                  --container-runtime) run --rm -i --network none
+                  --user nobody --security-opt=no-new-privileges IMAGE
 
 Exit codes:
   0  rendered
@@ -225,6 +232,8 @@ pub struct HostRuntime {
     pub starlark: starlark::EmbeddedStarlark,
     /// Porch's function runner, for images nothing here provides.
     pub runner: Option<FunctionRunner>,
+    /// Containers (docker, podman), last.
+    pub container: Option<container::ContainerRuntime>,
 }
 
 impl std::fmt::Debug for HostRuntime {
@@ -269,18 +278,7 @@ impl FunctionRuntime for HostRuntime {
             {
                 self.starlark.run(input)
             }
-            Err(RuntimeError::NotFound) => match &self.runner {
-                None => Err(RuntimeError::NotFound),
-                Some(runner) => match runner.evaluate(&function.image, input) {
-                    Ok(out) => Ok(RunOutput {
-                        stdout: out.resource_list,
-                        stderr: out.log,
-                        exit_code: 0,
-                    }),
-                    Err(RunnerError::NotFound { .. }) => Err(RuntimeError::NotFound),
-                    Err(e) => Err(RuntimeError::Failed(e.to_string())),
-                },
-            },
+            Err(RuntimeError::NotFound) => self.run_elsewhere(function, input),
             other => other,
         }
     }
@@ -312,12 +310,63 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
         &args.image_prefix,
         args.fn_dir.as_deref(),
     )?
-    .with_runner(args.runner.runner()?);
+    .with_runner(args.runner.runner()?)
+    .with_container(
+        container::ContainerRuntime::find(
+            &args.container,
+            std::env::var_os("PATH").as_deref(),
+            Duration::from_secs(args.exec_timeout),
+        )
+        .map_err(|e| anyhow::anyhow!(e))?,
+    );
     let out = render_and_write(&dir, before, &opts, runtime, args.native_core)?;
     report(&dir, args.results_dir.as_deref(), &out)
 }
 
 impl HostRuntime {
+    /// An image no builtin, wasm module or the embedded starlark function
+    /// provides: the function runner, then containers. Found nowhere, the
+    /// error says where it was looked for and how to provide it.
+    fn run_elsewhere(
+        &mut self,
+        function: &FunctionRef,
+        input: &str,
+    ) -> Result<RunOutput, RuntimeError> {
+        let image = &function.image;
+        let mut tried = vec!["the builtins".to_string()];
+        match &self.wasm {
+            Some((_, dir)) => tried.push(format!("--fn-dir {}", dir.root().display())),
+            None => tried.push("no --fn-dir".to_string()),
+        }
+        match &self.runner {
+            Some(runner) => {
+                match runner.evaluate(image, input) {
+                    Ok(out) => {
+                        return Ok(RunOutput {
+                            stdout: out.resource_list,
+                            stderr: out.log,
+                            exit_code: 0,
+                        })
+                    }
+                    Err(RunnerError::NotFound { .. }) => {}
+                    Err(e) => return Err(RuntimeError::Failed(e.to_string())),
+                }
+                tried.push(format!("the function runner at {}", runner.address()));
+            }
+            None => tried.push("no --function-runner".to_string()),
+        }
+        match &self.container {
+            Some(c) => return c.run(image, input).map_err(RuntimeError::Failed),
+            None => tried.push("no container runtime".to_string()),
+        }
+        Err(RuntimeError::Failed(format!(
+            "function runtime failed to evaluate function {image:?}: function {image:?} not found \
+             (looked in: {}; a function is provided by --fn-dir, an exec: path with \
+             --allow-exec, --function-runner, or docker or podman on PATH)",
+            tried.join(", ")
+        )))
+    }
+
     /// The runtime of a render or eval of the package at `dir`.
     pub fn new(
         dir: &Path,
@@ -341,12 +390,19 @@ impl HostRuntime {
             image_prefix: image_prefix.to_string(),
             starlark: starlark::EmbeddedStarlark::default(),
             runner: None,
+            container: None,
         })
     }
 
     /// The same runtime, sending what nothing here provides to `runner`.
     pub fn with_runner(mut self, runner: Option<FunctionRunner>) -> Self {
         self.runner = runner;
+        self
+    }
+
+    /// The same runtime, running what nothing else provides as containers.
+    pub fn with_container(mut self, container: Option<container::ContainerRuntime>) -> Self {
+        self.container = container;
         self
     }
 }

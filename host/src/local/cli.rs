@@ -1216,6 +1216,8 @@ pub fn draft_renderer(
             image_prefix: pv_core::render::image::DEFAULT_PREFIX.to_string(),
             starlark: crate::fn_render::starlark::EmbeddedStarlark::default(),
             runner,
+            // porch-server runs no containers.
+            container: None,
         })),
     }
 }
