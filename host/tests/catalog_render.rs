@@ -10,6 +10,7 @@
 //! differs from the original only by `status` (and the empty fields kpt's
 //! re-marshalling drops); any other change to it stays in the diff.
 
+use porch_variants_tests::copy_dir;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -56,19 +57,6 @@ fn git(dir: &Path, args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read dir") {
-        let entry = entry.expect("entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("type").is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy");
-        }
-    }
 }
 
 fn yaml_value(text: &str) -> Value {

@@ -380,3 +380,33 @@ fn an_exec_function_dies_with_the_render() {
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// The limits stop what is hostile, not what is large: 10,000 Deployments
+/// (6 MB) with set-annotations, which writes a result per resource and
+/// field, render in the component (its fuel grows with the package; at
+/// 1,000 units a byte this package ran out).
+#[test]
+fn a_large_package_with_a_result_per_resource_renders_in_the_component() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("pkg");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("Kptfile"),
+        kptfile("  - image: set-annotations:v0.1.5\n    configMap:\n      team: platform\n"),
+    )
+    .unwrap();
+    for f in 0..10 {
+        let mut text = String::new();
+        for i in 0..1000 {
+            let name = format!("web-{f}-{i}");
+            text.push_str(&format!(
+                "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\n  labels:\n    app: {name}\nspec:\n  replicas: 2\n  selector:\n    matchLabels:\n      app: {name}\n  template:\n    metadata:\n      labels:\n        app: {name}\n    spec:\n      containers:\n      - name: web\n        image: registry.example.com/web:1.4.2 # pinned\n        ports:\n        - containerPort: 8080\n          name: http\n        resources:\n          limits:\n            cpu: 500m\n            memory: 256Mi\n"
+            ));
+        }
+        std::fs::write(dir.join(format!("many-{f}.yaml")), text).unwrap();
+    }
+    let r = render(&dir, &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let one = std::fs::read_to_string(dir.join("many-9.yaml")).unwrap();
+    assert_eq!(one.matches("team: platform").count(), 2000);
+}

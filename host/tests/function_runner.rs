@@ -6,6 +6,7 @@
 //! know, a function slower than the deadline, the server killed mid-call,
 //! and a message over the size limit.
 
+use porch_variants_tests::copy_dir;
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::io::Write as _;
@@ -230,6 +231,20 @@ fn porch_variants(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// `fn render ROOT --function-runner ADDR EXTRA...`.
+fn render_through(root: &Path, runner: &Runner, extra: &[&str]) -> Output {
+    let addr = runner.address();
+    let mut args = vec![
+        "fn",
+        "render",
+        root.to_str().unwrap(),
+        "--function-runner",
+        &addr,
+    ];
+    args.extend_from_slice(extra);
+    porch_variants(&args)
+}
+
 fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap()
 }
@@ -267,13 +282,7 @@ fn fn_render_runs_a_function_in_the_runner_and_keeps_comments() {
     let runner = Runner::start(functions(tmp.path()));
     let root = tmp.path().join("app");
     package(&root, "example.com/scale:v1");
-    let out = porch_variants(&[
-        "fn",
-        "render",
-        root.to_str().unwrap(),
-        "--function-runner",
-        &runner.address(),
-    ]);
+    let out = render_through(&root, &runner, &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert_eq!(
@@ -326,13 +335,7 @@ fn an_unknown_image_and_a_failing_function_fail_the_render_writing_nothing() {
         ("example.com/fail:v1", "quota exceeded"),
     ] {
         package(&root, image);
-        let out = porch_variants(&[
-            "fn",
-            "render",
-            root.to_str().unwrap(),
-            "--function-runner",
-            &runner.address(),
-        ]);
+        let out = render_through(&root, &runner, &[]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{stderr}");
         assert!(stderr.contains(expect), "{image}: {stderr}");
@@ -352,15 +355,7 @@ fn a_function_past_the_deadline_fails_the_render_naming_the_flag() {
     let root = tmp.path().join("app");
     package(&root, "example.com/slow:v1");
     let started = std::time::Instant::now();
-    let out = porch_variants(&[
-        "fn",
-        "render",
-        root.to_str().unwrap(),
-        "--function-runner",
-        &runner.address(),
-        "--function-runner-timeout",
-        "1",
-    ]);
+    let out = render_through(&root, &runner, &["--function-runner-timeout", "1"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("--function-runner-timeout"), "{stderr}");
@@ -400,15 +395,7 @@ fn a_package_over_the_message_limit_is_refused_naming_the_flag() {
     let runner = Runner::start(functions(tmp.path()));
     let root = tmp.path().join("app");
     package(&root, "example.com/scale:v1");
-    let out = porch_variants(&[
-        "fn",
-        "render",
-        root.to_str().unwrap(),
-        "--function-runner",
-        &runner.address(),
-        "--max-grpc-message-size",
-        "100",
-    ]);
+    let out = render_through(&root, &runner, &["--max-grpc-message-size", "100"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
@@ -417,19 +404,6 @@ fn a_package_over_the_message_limit_is_refused_naming_the_flag() {
     );
     assert!(runner.asked().is_empty());
     assert_eq!(read(&root.join("deploy.yaml")), DEPLOY);
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
 }
 
 #[test]

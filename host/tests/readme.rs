@@ -12,6 +12,7 @@
 //! blueprint, and `[--flag …]` synopsis options are left out. Each command
 //! must succeed, and do something (no `nothing to upgrade`).
 
+use porch_variants_tests::copy_dir;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -20,19 +21,6 @@ fn repo_root() -> PathBuf {
         .parent()
         .expect("the workspace")
         .to_path_buf()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-        }
-    }
 }
 
 /// The ```sh blocks of `text`, each as its lines with their line numbers.

@@ -18,3 +18,20 @@ pub fn conformance_dir() -> PathBuf {
 pub fn read(path: &std::path::Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
 }
+
+/// Copies a directory tree (files and directories; tests only).
+pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("creating {}: {e}", to.display()));
+    let entries =
+        std::fs::read_dir(from).unwrap_or_else(|e| panic!("reading {}: {e}", from.display()));
+    for entry in entries {
+        let entry = entry.expect("a directory entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("its type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target)
+                .unwrap_or_else(|e| panic!("copying to {}: {e}", target.display()));
+        }
+    }
+}

@@ -94,14 +94,18 @@ impl Fuel {
 }
 
 impl Default for Fuel {
-    /// 10^9 plus 1,000 per byte: a small input is stopped within about
-    /// 0.2 s; the 1,000-resource mutation pass (1.1 MB, about 0.8 × 10^9
-    /// used) and the 10,000-target render (about 1.8 × 10^9 used) get more
-    /// than twice what they need.
+    /// 10^9 plus 10,000 per byte: a small input is stopped within about
+    /// 0.2 s. A package render costs about 700 per byte with no function
+    /// and 1,400 with set-annotations (a result per resource and field:
+    /// 2.7 × 10^9 for 3,000 Deployments, 1.9 MB), and each function of a
+    /// pipeline adds its share, so 1,000 per byte stopped good packages
+    /// over about 2 MB; 10,000 leaves room for a pipeline of several
+    /// functions. The 1,000-resource mutation pass (1.1 MB) uses about
+    /// 0.8 × 10^9 and the 10,000-target set render about 1.8 × 10^9.
     fn default() -> Self {
         Fuel {
             base: 1_000_000_000,
-            per_input_byte: 1_000,
+            per_input_byte: 10_000,
         }
     }
 }
@@ -1139,7 +1143,7 @@ mod tests {
     fn fuel_grows_with_the_input_and_saturates() {
         let fuel = Fuel::default();
         assert_eq!(fuel.budget(0), 1_000_000_000);
-        assert_eq!(fuel.budget(1 << 20), 1_000_000_000 + 1_000 * (1 << 20));
+        assert_eq!(fuel.budget(1 << 20), 1_000_000_000 + 10_000 * (1 << 20));
         let huge = Fuel {
             base: u64::MAX - 1,
             per_input_byte: u64::MAX,
