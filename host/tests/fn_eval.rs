@@ -96,8 +96,11 @@ fn a_config_file_in_the_package_configures_and_is_input_as_kpt_reads_it() {
     // kpt gives a config file that lies in the package to the function
     // too (the catalog's starlark/eval-fn-config shows it).
     assert!(read(&root.join("fn-config.yaml")).contains("labels:\n    tier: web"));
-    assert_eq!(read(&root.join("Kptfile")), KPTFILE);
-    // With --include-meta-resources the Kptfiles are input too.
+    // Meta resources are input, as in kpt since v1.0.
+    assert!(read(&root.join("Kptfile")).contains("labels:\n    tier: web"));
+    assert!(read(&root.join("sub/Kptfile")).contains("labels:\n    tier: web"));
+    // kpt refuses the flag that used to ask for them, and so do we.
+    let before = read(&root.join("cm.yaml"));
     let out = eval(
         &root,
         &[
@@ -108,12 +111,15 @@ fn a_config_file_in_the_package_configures_and_is_input_as_kpt_reads_it() {
             "owner=me",
         ],
     );
+    assert!(!out.status.success());
     assert!(
-        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).contains(
+            "--include-meta-resources is no longer necessary because meta resources are now included by default"
+        ),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(read(&root.join("Kptfile")).contains("owner: me"));
+    assert_eq!(read(&root.join("cm.yaml")), before);
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! kpt's `fn eval`: one function over a package's resources, its
-//! subpackages' included (the Kptfiles only when asked for), without the
+//! subpackages' and the Kptfiles included (kpt's default since meta
+//! resources became input), without the
 //! packages' pipelines and without a render status. The function runs as a pipeline step does (selectors,
 //! exclusions, results, the same runtimes), and its output is written
 //! back to the files as render writes it.
@@ -11,12 +12,11 @@ use serde::{Deserialize, Serialize};
 use crate::api::Function;
 use crate::yaml;
 
-use super::annotations as ann;
 use super::executor::{
     failed_before_running as failed, write_items, RenderFailure, RenderOptions, RenderOutput, Walk,
 };
 use super::kptfile::KptfileInfo;
-use super::package::{self, Files};
+use super::package::Files;
 use super::runtime::FunctionRuntime;
 
 /// What `kpt fn eval` runs, and how.
@@ -31,10 +31,6 @@ pub struct EvalSpec {
     /// file that lies in the package is also input, as kpt reads it.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub fn_config: String,
-    /// Give the meta resources (the Kptfiles) to the function too
-    /// (`--include-meta-resources`).
-    #[serde(default)]
-    pub include_meta_resources: bool,
 }
 
 /// Runs `spec`'s function over the resources of the package in `files`
@@ -66,17 +62,7 @@ pub(super) fn eval_owned(
             return failed(out, files, cause);
         }
     };
-    let is_meta = |path: &str| package::base_of(path) == "Kptfile";
-    let mut input = Vec::with_capacity(read.len());
-    for item in read {
-        let path = ann::path(&item).unwrap_or_default().to_string();
-        if spec.include_meta_resources || !is_meta(&path) {
-            input.push(item);
-        } else {
-            // Not given to the function: not written back either.
-            walk.input_files.remove(&path);
-        }
-    }
+    let input = read;
     let info = KptfileInfo {
         mutators: vec![spec.function.clone()],
         ..KptfileInfo::default()
@@ -152,7 +138,7 @@ mod tests {
     }
 
     #[test]
-    fn subpackages_are_input_and_meta_resources_are_not() {
+    fn subpackages_and_meta_resources_are_input() {
         let before = package();
         let out = eval(EvalSpec {
             function: Function {
@@ -163,25 +149,28 @@ mod tests {
         });
         assert_eq!(out.failure, None);
         // Without --fn-config, fn-config.yaml is a resource like another.
-        for changed in ["cm.yaml", "sub/cm.yaml", "fn-config.yaml"] {
+        for changed in [
+            "cm.yaml",
+            "sub/cm.yaml",
+            "fn-config.yaml",
+            "Kptfile",
+            "sub/Kptfile",
+        ] {
             assert!(
                 out.files[changed].contains("labels:\n    team: x"),
                 "{}",
                 out.files[changed]
             );
-        }
-        for same in ["Kptfile", "sub/Kptfile"] {
-            assert_eq!(out.files[same], before[same], "{same}");
+            assert_ne!(out.files[changed], before[changed], "{changed}");
         }
         assert!(out.summary.is_empty(), "{}", out.summary);
     }
 
     #[test]
-    fn the_config_file_configures_and_meta_resources_go_in_when_asked() {
+    fn the_config_file_configures() {
         let spec = EvalSpec {
             function: set_labels(),
             fn_config: package()["fn-config.yaml"].clone(),
-            include_meta_resources: true,
         };
         let out = eval(spec);
         assert_eq!(out.failure, None);

@@ -1,7 +1,7 @@
 //! `porch-variants fn eval`: kpt's `fn eval` on a package directory, in
 //! place: one function (`--image` or `--exec`) over the package's
-//! resources, subpackages included and meta resources (the Kptfiles) left
-//! out unless asked for. The evaluation is the
+//! resources, subpackages and meta resources (the Kptfiles) included, as
+//! kpt does since v1.0. The evaluation is the
 //! core's ([`pv_core::render::EvalSpec`]), through the same runtimes as
 //! `fn render`.
 
@@ -36,8 +36,8 @@ pub struct EvalArgs {
     /// A file holding the function config (any KRM object).
     #[arg(long, value_name = "FILE", conflicts_with = "config_data")]
     pub fn_config: Option<PathBuf>,
-    /// Give the function the meta resources too (the Kptfiles).
-    #[arg(long, short = 'm')]
+    /// Refused, as kpt refuses it: meta resources are always input.
+    #[arg(long, short = 'm', hide = true)]
     pub include_meta_resources: bool,
     /// Only resources of this apiVersion.
     #[arg(long)]
@@ -193,7 +193,6 @@ impl EvalArgs {
         Ok(EvalSpec {
             function,
             fn_config,
-            include_meta_resources: self.include_meta_resources,
         })
     }
 }
@@ -207,6 +206,11 @@ pub fn run(args: &EvalArgs) -> anyhow::Result<ExitCode> {
             args.pkg_path.display()
         )
     })?;
+    if args.include_meta_resources {
+        anyhow::bail!(
+            "--include-meta-resources is no longer necessary because meta resources are now included by default"
+        );
+    }
     crate::package_dir::recover(&dir)?;
     let spec = args.spec()?;
     let before = read_package(&dir)?;
