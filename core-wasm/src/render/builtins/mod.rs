@@ -1,8 +1,8 @@
 //! The functions that run in process, on the lossless tree: Porch's three
 //! builtins (apply-replacements, set-namespace, starlark), set-labels,
 //! set-annotations, apply-setters, create-setters, set-image,
-//! set-enforcement-action, upsert-resource, list-setters, search-replace
-//! and remove-local-config-resources, each following the krm-functions-catalog's current
+//! set-enforcement-action, upsert-resource, list-setters, search-replace,
+//! remove-local-config-resources and ensure-name-substring, each following the krm-functions-catalog's current
 //! behaviour (see `docs/render.md` for the version each follows).
 //!
 //! A builtin gets the items as kpt sends them to a function (documents, with
@@ -13,6 +13,7 @@
 mod apply_replacements;
 mod apply_setters;
 mod create_setters;
+mod ensure_name_substring;
 mod list_setters;
 mod remove_local_config_resources;
 mod search_replace;
@@ -132,6 +133,7 @@ pub fn lookup(name: &str) -> Option<Builtin> {
         "apply-replacements" => apply_replacements::run,
         "apply-setters" => apply_setters::run,
         "create-setters" => create_setters::run,
+        "ensure-name-substring" => ensure_name_substring::run,
         "list-setters" => list_setters::run,
         "remove-local-config-resources" => remove_local_config_resources::run,
         "search-replace" => search_replace::run,

@@ -747,7 +747,7 @@ fn is_go_printable(c: char) -> bool {
 
 /// The scope of the built-in kinds the SDK knows (its copy of kyaml's
 /// precomputed table): `Some(true)` for namespaced kinds.
-fn builtin_scope(api_version: &str, kind: &str) -> Option<bool> {
+pub(super) fn builtin_scope(api_version: &str, kind: &str) -> Option<bool> {
     let namespaced = match (api_version, kind) {
         (
             "admissionregistration.k8s.io/v1" | "admissionregistration.k8s.io/v1beta1",
