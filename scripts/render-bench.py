@@ -21,6 +21,7 @@ pipelines = {
     "set-namespace": "  - image: set-namespace:v0.4\n    configMap:\n      namespace: prod\n",
     "set-labels": "  - image: set-labels:v0.2\n    configMap:\n      tier: web\n",
     "apply-setters": "  - image: apply-setters:v0.2\n    configMap:\n      replicas: '3'\n",
+    "ensure-name-substring": "  - image: ensure-name-substring:v0.2\n    configMap:\n      prepend: prod-\n",
 }
 work = tempfile.mkdtemp(prefix="render-bench-")
 try:

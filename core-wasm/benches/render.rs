@@ -52,6 +52,7 @@ const BUILTINS: &[(&str, &[(&str, &str)])] = &[
     ("set-enforcement-action", &[("enforcementAction", "deny")]),
     ("upsert-resource", &[("key", "value")]),
     ("remove-local-config-resources", &[]),
+    ("ensure-name-substring", &[("prepend", "prod-")]),
 ];
 
 /// A Kptfile whose pipeline is `name` with `config` as its configMap.

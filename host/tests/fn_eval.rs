@@ -1,10 +1,12 @@
 //! `porch-variants fn eval` as a person runs it: one function over a
 //! package and its subpackages, selected by `--match-*`, configured by
-//! `-- key=value` or `--fn-config`, Kptfiles left alone, and nothing
-//! written when the function fails.
+//! `-- key=value` or `--fn-config`, Kptfiles given to it as kpt gives
+//! them, nothing written when the function fails, and the output sent to
+//! stdout or a new directory (`-o`) or read from stdin (`-`).
 
+use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 const KPTFILE: &str = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\n";
 
@@ -157,4 +159,160 @@ fn an_exec_function_runs_without_allow_exec() {
     );
     assert!(read(&root.join("cm.yaml")).contains("k: V"));
     assert!(read(&root.join("sub/cm.yaml")).contains("k: V"));
+}
+
+/// The package's files, by relative path.
+fn snapshot(root: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for rel in ["Kptfile", "cm.yaml", "sub/Kptfile", "sub/cm.yaml"] {
+        out.push((rel.to_string(), read(&root.join(rel))));
+    }
+    out
+}
+
+/// `fn eval - ARGS` with `input` on stdin.
+fn eval_stdin(input: &str, args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_porch-variants"))
+        .args(["fn", "eval", "-"])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn output_to_stdout_leaves_the_package_alone_and_pipes_into_an_eval_of_stdin() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("app");
+    package(&root);
+    let before = snapshot(&root);
+    let unwrap = eval(
+        &root,
+        &["-i", "set-labels:v0.2", "-o", "unwrap", "--", "tier=web"],
+    );
+    assert!(
+        unwrap.status.success(),
+        "{}",
+        String::from_utf8_lossy(&unwrap.stderr)
+    );
+    let text = String::from_utf8(unwrap.stdout).unwrap();
+    assert!(
+        text.contains("name: a # keep me\n  labels:\n    tier: web"),
+        "{text}"
+    );
+    assert!(
+        text.contains("name: b # keep me\n  labels:\n    tier: web"),
+        "{text}"
+    );
+    assert!(!text.contains("config.kubernetes.io/path"), "{text}");
+    assert_eq!(snapshot(&root), before, "-o unwrap writes nothing");
+
+    let wrapped = eval(
+        &root,
+        &["-i", "set-labels:v0.2", "-o", "stdout", "--", "tier=web"],
+    );
+    assert!(
+        wrapped.status.success(),
+        "{}",
+        String::from_utf8_lossy(&wrapped.stderr)
+    );
+    let list = String::from_utf8(wrapped.stdout).unwrap();
+    assert!(
+        list.starts_with("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n"),
+        "{list}"
+    );
+    assert!(
+        list.contains("config.kubernetes.io/path: 'sub/cm.yaml'"),
+        "{list}"
+    );
+    assert_eq!(snapshot(&root), before, "-o stdout writes nothing");
+
+    // kpt's pipe: the ResourceList goes through a second function.
+    let piped = eval_stdin(&list, &["-i", "set-labels:v0.2", "--", "owner=me"]);
+    assert!(
+        piped.status.success(),
+        "{}",
+        String::from_utf8_lossy(&piped.stderr)
+    );
+    let out = String::from_utf8(piped.stdout).unwrap();
+    assert!(
+        out.starts_with("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n"),
+        "{out}"
+    );
+    assert!(out.contains("tier: web"), "{out}");
+    assert!(out.contains("owner: me"), "{out}");
+    assert!(
+        out.contains("config.kubernetes.io/path: 'sub/cm.yaml'"),
+        "{out}"
+    );
+}
+
+#[test]
+fn output_to_a_new_directory_and_never_over_an_existing_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("app");
+    package(&root);
+    let before = snapshot(&root);
+    let out_dir = tmp.path().join("out");
+    let out = eval(
+        &root,
+        &[
+            "-i",
+            "set-labels:v0.2",
+            "-o",
+            out_dir.to_str().unwrap(),
+            "--",
+            "tier=web",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(read(&out_dir.join("sub/cm.yaml")).contains("tier: web"));
+    assert!(read(&out_dir.join("Kptfile")).contains("tier: web"));
+    assert_eq!(snapshot(&root), before);
+    let again = eval(
+        &root,
+        &[
+            "-i",
+            "set-labels:v0.2",
+            "-o",
+            out_dir.to_str().unwrap(),
+            "--",
+            "tier=db",
+        ],
+    );
+    assert!(!again.status.success());
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(
+        err.contains("already exists, please delete the directory and retry"),
+        "{err}"
+    );
+    assert!(read(&out_dir.join("cm.yaml")).contains("tier: web"));
+}
+
+#[test]
+fn stdin_items_that_name_a_file_outside_the_package_are_refused() {
+    let out = eval_stdin(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    config.kubernetes.io/path: '../../escape.yaml'\n",
+        &["-i", "set-labels:v0.2", "-o", "unwrap", "--", "tier=web"],
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("ConfigMap a") && err.contains("../../escape.yaml"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
 }

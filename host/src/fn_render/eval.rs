@@ -12,15 +12,24 @@ use std::process::ExitCode;
 use pv_core::api::{Function, Selector};
 use pv_core::render::{self, EvalSpec, RenderOptions};
 
+use super::eval_output::{self, Output};
 use super::{read_package, render_and_write, HostRuntime};
+use crate::engine_api::Core;
 
 /// Options of `porch-variants fn eval`.
 #[derive(Debug, Clone, clap::Args)]
 #[command(after_help = EVAL_HELP)]
 pub struct EvalArgs {
-    /// The package directory (default: the current directory).
+    /// The package directory (default: the current directory), or `-` to
+    /// read a `ResourceList` (or a stream of resources) from stdin and
+    /// write the output to stdout.
     #[arg(default_value = ".")]
     pub pkg_path: PathBuf,
+    /// Where the output goes instead of the package: `stdout` (a
+    /// `ResourceList`), `unwrap` (the resources as YAML), or a directory
+    /// that does not exist yet.
+    #[arg(long, short = 'o', value_name = "stdout|unwrap|DIR")]
+    pub output: Option<String>,
     /// The function's image (a builtin, starlark, or a module of
     /// `--fn-dir`).
     #[arg(
@@ -115,6 +124,12 @@ const EVAL_HELP: &str = "\
 Functions: as for `fn render` (builtins, starlark, --fn-dir modules);
 `--exec` runs a program, without --allow-exec.
 
+Output: in place by default; `-o stdout` prints a ResourceList, `-o unwrap`
+the resources, `-o DIR` writes a new directory. `fn eval - ...` reads a
+ResourceList (or resources) from stdin and prints a ResourceList:
+  porch-variants fn eval PKG -i set-labels -o stdout -- tier=web \\
+    | porch-variants fn eval - -i set-namespace -o unwrap -- namespace=prod
+
 Exit codes:
   0  the function ran and its output was written
   1  the function failed, or the package could not be read or written
@@ -197,23 +212,40 @@ impl EvalArgs {
     }
 }
 
-/// Runs the function over `args.pkg_path` in place, printing kpt's
-/// progress and error lines; exit code 0 on success, 1 on failure.
+/// Runs the function over `args.pkg_path` (in place, or to `-o`'s
+/// output), printing kpt's progress and error lines; exit code 0 on
+/// success, 1 on failure.
 pub fn run(args: &EvalArgs) -> anyhow::Result<ExitCode> {
-    let dir = args.pkg_path.canonicalize().map_err(|e| {
-        anyhow::anyhow!(
-            "missing package path {} or package: {e}",
-            args.pkg_path.display()
-        )
-    })?;
     if args.include_meta_resources {
         anyhow::bail!(
             "--include-meta-resources is no longer necessary because meta resources are now included by default"
         );
     }
-    crate::package_dir::recover(&dir)?;
+    let from_stdin = args.pkg_path.as_os_str() == "-";
+    let output = Output::parse(args.output.as_deref(), from_stdin);
+    if let Output::Dir(out_dir) = &output {
+        eval_output::check_new_dir(out_dir)?;
+    }
     let spec = args.spec()?;
-    let before = read_package(&dir)?;
+    let (dir, before) = if from_stdin {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            .map_err(|e| anyhow::anyhow!("reading the resources from stdin: {e}"))?;
+        (
+            std::env::current_dir()?,
+            eval_output::files_from_stream(&text)?,
+        )
+    } else {
+        let dir = args.pkg_path.canonicalize().map_err(|e| {
+            anyhow::anyhow!(
+                "missing package path {} or package: {e}",
+                args.pkg_path.display()
+            )
+        })?;
+        crate::package_dir::recover(&dir)?;
+        let before = read_package(&dir)?;
+        (dir, before)
+    };
     let allow_exec = args.exec.is_some();
     let opts = RenderOptions {
         allow_exec,
@@ -242,7 +274,25 @@ pub fn run(args: &EvalArgs) -> anyhow::Result<ExitCode> {
             c
         }),
     );
-    let out = render_and_write(&dir, before, &opts, runtime, args.native_core)?;
+    let out = if output == Output::InPlace {
+        render_and_write(&dir, before, &opts, runtime, args.native_core)?
+    } else {
+        let mut runtime = runtime;
+        let out = if args.native_core {
+            crate::engine_api::NativeCore.render_package(before, &opts, &mut runtime)?
+        } else {
+            crate::engine_api::ComponentCore::load()?.render_package(before, &opts, &mut runtime)?
+        };
+        if out.failure.is_none() {
+            match &output {
+                Output::Stdout => print!("{}", eval_output::resource_list(&out.files)?),
+                Output::Unwrap => print!("{}", eval_output::unwrapped(&out.files)?),
+                Output::Dir(out_dir) => eval_output::write_dir(out_dir, &out.files)?,
+                Output::InPlace => {}
+            }
+        }
+        out
+    };
     for line in &out.log {
         eprintln!("{line}");
     }

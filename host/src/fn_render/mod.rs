@@ -7,6 +7,7 @@
 
 pub mod container;
 pub mod eval;
+pub mod eval_output;
 pub mod exec;
 pub mod starlark;
 
