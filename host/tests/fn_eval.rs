@@ -316,3 +316,61 @@ fn stdin_items_that_name_a_file_outside_the_package_are_refused() {
     );
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn save_adds_the_function_to_the_kptfile_after_a_successful_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("app");
+    package(&root);
+    let refused = eval(
+        &root,
+        &["-i", "set-labels:v0.2", "--save", "--", "tier=web"],
+    );
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--type must be specified"));
+    assert_eq!(
+        read(&root.join("cm.yaml")),
+        cm("a"),
+        "a refused save runs nothing"
+    );
+    let out = eval(
+        &root,
+        &[
+            "-i",
+            "set-labels:v0.2",
+            "--save",
+            "-t",
+            "mutator",
+            "--",
+            "tier=web",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains(
+        "Added \"ghcr.io/kptdev/krm-functions-catalog/set-labels:v0.2\" as mutator in the Kptfile."
+    ));
+    let kptfile = read(&root.join("Kptfile"));
+    assert!(
+        kptfile.contains(
+            "pipeline:\n  mutators:\n  - image: ghcr.io/kptdev/krm-functions-catalog/set-labels:v0.2\n    configMap:\n      tier: web\n"
+        ),
+        "{kptfile}"
+    );
+    // The saved pipeline renders to the same package.
+    let cm_after = read(&root.join("cm.yaml"));
+    let render = Command::new(env!("CARGO_BIN_EXE_porch-variants"))
+        .args(["fn", "render"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert!(
+        render.status.success(),
+        "{}",
+        String::from_utf8_lossy(&render.stderr)
+    );
+    assert_eq!(read(&root.join("cm.yaml")), cm_after);
+}

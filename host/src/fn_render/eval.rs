@@ -13,6 +13,7 @@ use pv_core::api::{Function, Selector};
 use pv_core::render::{self, EvalSpec, RenderOptions};
 
 use super::eval_output::{self, Output};
+use super::eval_save;
 use super::{read_package, render_and_write, HostRuntime};
 use crate::engine_api::Core;
 
@@ -30,6 +31,13 @@ pub struct EvalArgs {
     /// that does not exist yet.
     #[arg(long, short = 'o', value_name = "stdout|unwrap|DIR")]
     pub output: Option<String>,
+    /// After a successful run, add the function and its config to the
+    /// package's Kptfile pipeline (needs `--type`).
+    #[arg(long, short = 's')]
+    pub save: bool,
+    /// The list `--save` adds the function to.
+    #[arg(long, short = 't', value_enum)]
+    pub r#type: Option<super::eval_save::FnType>,
     /// The function's image (a builtin, starlark, or a module of
     /// `--fn-dir`).
     #[arg(
@@ -226,6 +234,19 @@ pub fn run(args: &EvalArgs) -> anyhow::Result<ExitCode> {
     if let Output::Dir(out_dir) = &output {
         eval_output::check_new_dir(out_dir)?;
     }
+    let saved_config = match (args.save, from_stdin) {
+        (true, false) => {
+            let package = args.pkg_path.canonicalize().map_err(|e| {
+                anyhow::anyhow!("missing package path {}: {e}", args.pkg_path.display())
+            })?;
+            Some(eval_save::check(
+                args.r#type,
+                &package,
+                args.fn_config.as_deref(),
+            )?)
+        }
+        _ => None,
+    };
     let spec = args.spec()?;
     let (dir, before) = if from_stdin {
         let mut text = String::new();
@@ -247,6 +268,15 @@ pub fn run(args: &EvalArgs) -> anyhow::Result<ExitCode> {
         (dir, before)
     };
     let allow_exec = args.exec.is_some();
+    let spec_function = Function {
+        image: match &spec.function.image {
+            i if i.is_empty() => String::new(),
+            // kpt saves a short name with the prefix, its tag as given.
+            i if i.contains('/') => i.clone(),
+            i => format!("{}/{i}", args.image_prefix.trim_end_matches('/')),
+        },
+        ..spec.function.clone()
+    };
     let opts = RenderOptions {
         allow_exec,
         image_prefix: args.image_prefix.clone(),
@@ -301,6 +331,21 @@ pub fn run(args: &EvalArgs) -> anyhow::Result<ExitCode> {
         let path = rd.join("results.yaml");
         std::fs::write(&path, &out.results_yaml)?;
         eprintln!("For complete results, see {}", path.display());
+    }
+    if out.failure.is_none() && args.save {
+        let mut function = spec_function.clone();
+        if let Some(config_path) = saved_config.flatten() {
+            function.config_path = config_path;
+            function.config_map.clear();
+        }
+        match (from_stdin, args.r#type) {
+            (false, Some(fn_type)) => match eval_save::save(&dir, fn_type, &function) {
+                Ok(line) => eprintln!("{line}"),
+                // kpt prints why and still succeeds: the evaluation is done.
+                Err(e) => eprintln!("{e}"),
+            },
+            _ => eprintln!("{}", eval_save::SaveError::NoKptfile),
+        }
     }
     match &out.failure {
         None => Ok(ExitCode::SUCCESS),

@@ -8,6 +8,7 @@
 pub mod container;
 pub mod eval;
 pub mod eval_output;
+pub mod eval_save;
 pub mod exec;
 pub mod starlark;
 
