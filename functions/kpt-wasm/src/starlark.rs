@@ -12,8 +12,9 @@
 //!   provided;
 //! * `load()` knows `krmfn.star` (`match_gvk`, `match_name`,
 //!   `match_namespace`), `encoding/json.star` (`json.encode`,
-//!   `json.decode`), `encoding/yaml.star` (`yaml.loads`, `yaml.dumps`) and
-//!   `encoding/base64.star` (`base64.encode`, `base64.decode`); the other
+//!   `json.decode`), `encoding/yaml.star` (`yaml.loads`, `yaml.dumps`),
+//!   `encoding/base64.star` (`base64.encode`, `base64.decode`),
+//!   `hash.star`, `math.star` and `re.star` (see [`crate::starlib`]); the other
 //!   catalog modules load as empty structs, so a program that loads them
 //!   runs but any use of them fails;
 //! * afterwards `ctx.resource_list["items"]` is the output, every mapping's
@@ -73,6 +74,9 @@ krmfn = struct(
 const NATIVE_MODULES: &[(&str, &str)] = &[
     ("encoding/yaml.star", "yaml"),
     ("encoding/base64.star", "base64"),
+    ("hash.star", "hash"),
+    ("math.star", "math"),
+    ("re.star", "re"),
 ];
 
 /// The catalog's other `load()` modules and the name each exports. They
@@ -81,11 +85,8 @@ const STUB_MODULES: &[(&str, &str)] = &[
     ("bsoup.star", "bsoup"),
     ("encoding/csv.star", "csv"),
     ("geo.star", "geo"),
-    ("hash.star", "hash"),
     ("html.star", "html"),
     ("http.star", "http"),
-    ("math.star", "math"),
-    ("re.star", "re"),
     ("time.star", "time"),
     ("xlsx.star", "xlsx"),
     ("zipfile.star", "ZipFile"),
@@ -708,6 +709,58 @@ mod tests {
         ));
         assert!(
             error_of(&out).contains("unsupported encoding format: nope"),
+            "{}",
+            error_of(&out)
+        );
+    }
+
+    #[test]
+    fn hash_math_and_re_from_starlib_work() {
+        let out = process(&star(concat!(
+            "load(\"hash.star\", \"hash\")\n",
+            "load(\"math.star\", \"math\")\n",
+            "load(\"re.star\", \"re\")\n",
+            "items = ctx.resource_list[\"items\"]\n",
+            "items[0][\"metadata\"][\"annotations\"] = {\n",
+            "    \"md5\": hash.md5(\"abc\"),\n",
+            "    \"sha1\": hash.sha1(\"abc\"),\n",
+            "    \"sha256\": hash.sha256(\"abc\"),\n",
+            "    \"ceil\": str(math.ceil(2.1)),\n",
+            "    \"sqrt\": str(math.sqrt(16)),\n",
+            "    \"pi\": str(math.pi > 3.14 and math.pi < 3.15),\n",
+            "    \"findall\": \",\".join(re.findall(\"[0-9]+\", \"a1b22c333\")),\n",
+            "    \"split\": \"|\".join(re.split(\",\\\\s*\", \"x, y,z\")),\n",
+            "    \"split2\": \"|\".join(re.split(\",\", \"x,y,z\", 2)),\n",
+            "    \"sub\": re.sub(\"(\\\\w+)@(\\\\w+)\", \"$2 at $1\", \"me@host\"),\n",
+            "    \"match\": str(re.match(\"(a)(b)?\", \"a ab\")),\n",
+            "    \"search\": str(re.search(\"b+\", \"aabbb\")),\n",
+            "    \"none\": str(re.search(\"z\", \"aabbb\")),\n",
+            "}\n",
+        )));
+        assert!(!out.output.failed(), "{}", out.output.resource_list);
+        let text = &out.output.resource_list;
+        for want in [
+            "md5: 900150983cd24fb0d6963f7d28e17f72",
+            "sha1: a9993e364706816aba3e25717850c26c9cd0d89d",
+            "sha256: ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+            "ceil: \"3.0\"",
+            "sqrt: \"4.0\"",
+            "pi: \"True\"",
+            "findall: 1,22,333",
+            "split: x|y|z",
+            "split2: x|y,z",
+            "sub: host at me",
+            "match: '[(\"a\", \"a\", \"\"), (\"ab\", \"a\", \"b\")]'",
+            "search: '[2, 5]'",
+            "none: None",
+        ] {
+            assert!(text.contains(want), "{want} missing in {text}");
+        }
+        let out = process(&star(
+            "load(\"re.star\", \"re\")\nre.findall(\"(\", \"x\")\n",
+        ));
+        assert!(
+            error_of(&out).contains("error parsing regexp"),
             "{}",
             error_of(&out)
         );
