@@ -88,12 +88,12 @@ fn a_starlark_mutator_of_a_variant_runs_on_its_draft() {
     );
 }
 
-/// The embedded starlark function provides starlib's `encoding/yaml.star`
-/// and `encoding/base64.star`, as the catalog's function does: a program
-/// that reads YAML and base64 from a ConfigMap renders through
-/// `fn render`.
+/// The embedded starlark function provides starlib's `encoding/yaml.star`,
+/// `encoding/base64.star`, `hash.star`, `re.star` and `math.star`, as the
+/// catalog's function does: a program that uses them on a ConfigMap
+/// renders through `fn render`.
 #[test]
-fn starlark_programs_load_yaml_and_base64() {
+fn starlark_programs_load_starlib_modules() {
     let tmp = tempfile::tempdir().unwrap();
     let pkg = tmp.path().join("pkg");
     std::fs::create_dir_all(&pkg).unwrap();
@@ -110,12 +110,18 @@ pipeline:
         source: |
           load("encoding/yaml.star", "yaml")
           load("encoding/base64.star", "base64")
+          load("hash.star", "hash")
+          load("re.star", "re")
+          load("math.star", "math")
           for r in ctx.resource_list["items"]:
             if r["kind"] == "ConfigMap":
               spec = yaml.loads(r["data"]["spec"])
               r["data"]["first-zone"] = spec["zones"][0]
               r["data"]["password"] = base64.decode(r["data"]["encoded"])
               r["data"]["again"] = yaml.dumps({"b": 1, "a": spec["zones"]})
+              r["data"]["digest"] = hash.sha256(r["data"]["encoded"])
+              r["data"]["regions"] = ",".join(re.findall("[a-z]+", ",".join(spec["zones"])))
+              r["data"]["half"] = str(math.floor(5 / 2))
 "#,
     )
     .unwrap();
@@ -138,6 +144,13 @@ pipeline:
     let cm = std::fs::read_to_string(pkg.join("cm.yaml")).unwrap();
     assert!(cm.contains("first-zone: eu-1\n"), "{cm}");
     assert!(cm.contains("password: secret\n"), "{cm}");
+    // hash.star, re.star and math.star too.
+    assert!(
+        cm.contains("digest: 1c1185e02ff3e23b3e5a1c5bc86cf15d4126caa3dcde0fdb6e93adc4deec119e\n"),
+        "{cm}"
+    );
+    assert!(cm.contains("regions: eu,eu\n"), "{cm}");
+    assert!(cm.contains("half: \"2.0\"\n"), "{cm}");
     assert!(
         cm.contains("again: |\n    a:\n    - eu-1\n    - eu-2\n    b: 1\n"),
         "{cm}"
