@@ -22,6 +22,13 @@ pipelines = {
     "set-labels": "  - image: set-labels:v0.2\n    configMap:\n      tier: web\n",
     "apply-setters": "  - image: apply-setters:v0.2\n    configMap:\n      replicas: '3'\n",
     "ensure-name-substring": "  - image: ensure-name-substring:v0.2\n    configMap:\n      prepend: prod-\n",
+    "set-image": "  - image: set-image:v0.1\n    configMap:\n      name: registry.example.com/app\n      newTag: '2'\n",
+    "create-setters": "  - image: create-setters:v0.1\n    configMap:\n      container: main\n",
+    "list-setters": "  - image: list-setters:v0.1\n",
+    "search-replace": "  - image: search-replace:v0.2\n    configMap:\n      by-path: spec.replicas\n      put-value: '5'\n",
+    "set-enforcement-action": "  - image: set-enforcement-action:v0.1\n    configMap:\n      enforcementAction: deny\n",
+    "upsert-resource": "  - image: upsert-resource:v0.2\n    configMap:\n      key: value\n",
+    "remove-local-config-resources": "  - image: remove-local-config-resources:v0.1\n",
 }
 work = tempfile.mkdtemp(prefix="render-bench-")
 try:

@@ -7,6 +7,7 @@
 //! `BTreeMap` so that output is deterministic, as Go's JSON encoder is.
 
 pub mod kptfile;
+pub mod label_selector;
 pub mod meta;
 pub mod package_revision;
 pub mod package_variant;
