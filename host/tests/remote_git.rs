@@ -517,6 +517,7 @@ fn local_mode_clones_and_publishes_on_the_server() {
     let all = || Names {
         names: vec![],
         all: true,
+        selector: None,
         force: false,
     };
     run_rpkg(

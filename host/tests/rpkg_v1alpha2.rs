@@ -1073,3 +1073,50 @@ fn repo_reg_get_and_unreg_as_porchctl() {
     let e = d.fails(&["repo", "unreg", "catalog"]);
     assert!(e.contains("not found"), "{e}");
 }
+
+/// A draft declared in a file, labelled `team: TEAM`.
+fn labelled_draft(package: &str, team: &str) -> String {
+    format!(
+        "apiVersion: porch.kpt.dev/v1alpha2\nkind: PackageRevision\nmetadata:\n  name: blueprints.{package}.v1\n  labels:\n    team: {team}\nspec:\n  packageName: {package}\n  repository: blueprints\n  workspaceName: v1\n  lifecycle: Draft\n  source:\n    init:\n      description: {package}\n"
+    )
+}
+
+#[test]
+fn bulk_verbs_act_on_the_revisions_a_selector_picks_with_a_summary() {
+    let d = Dir::new();
+    let drafts = [("a1", "a"), ("a2", "a"), ("b1", "b")]
+        .iter()
+        .map(|(p, t)| labelled_draft(p, t))
+        .collect::<Vec<_>>()
+        .join("---\n");
+    std::fs::write(d.root.join("drafts.yaml"), drafts).unwrap();
+    d.ok(&["local", "."]);
+    // The file declared them; from here the verbs move them.
+    std::fs::remove_file(d.root.join("drafts.yaml")).unwrap();
+
+    let out = d.ok(&["rpkg", "propose", "--selector", "team=a"]);
+    assert!(out.contains("blueprints.a1.v1 proposed"), "{out}");
+    assert!(out.contains("blueprints.a2.v1 proposed"), "{out}");
+    assert!(!out.contains("blueprints.b1.v1"), "{out}");
+    assert!(out.trim_end().ends_with("2 proposed"), "{out}");
+    assert_eq!(d.object("blueprints.b1.v1")["spec"]["lifecycle"], "Draft");
+
+    // Only proposed revisions are approved: b1 (a draft) is not picked.
+    let out = d.ok(&["rpkg", "approve", "-l", "team in (a,b)"]);
+    assert!(
+        out.contains("blueprints.a1.v1 approved (revision 1)"),
+        "{out}"
+    );
+    assert!(out.trim_end().ends_with("2 approved"), "{out}");
+    assert_eq!(d.object("blueprints.b1.v1")["spec"]["lifecycle"], "Draft");
+    assert!(d
+        .refs("blueprints")
+        .contains(&"refs/tags/a2/v1".to_string()));
+
+    // A bad selector, or names with a selector, are refused.
+    let err = d.fails(&["rpkg", "propose", "--selector", "team in (a"]);
+    assert!(err.contains("--selector \"team in (a\""), "{err}");
+    let err = d.fails(&["rpkg", "propose", "blueprints.b1.v1", "-l", "team=b"]);
+    assert!(err.contains("not both"), "{err}");
+    assert_eq!(d.object("blueprints.b1.v1")["spec"]["lifecycle"], "Draft");
+}

@@ -865,6 +865,10 @@ pub struct Names {
     /// Every revision in the lifecycle the command applies to.
     #[arg(long)]
     pub all: bool,
+    /// The revisions in the lifecycle the command applies to whose labels
+    /// match this selector (kubectl's syntax: `team=a,tier in (web,db)`).
+    #[arg(long, short = 'l', value_name = "LABELS")]
+    pub selector: Option<String>,
     /// Propose or approve a revision whose render failed (said, not
     /// silent).
     #[arg(long)]
@@ -946,16 +950,47 @@ pub fn run_rpkg(
             .as_ref()
             .ok_or_else(|| LocalError::Usage("the PackageRevision controller is not loaded".into()))
     };
+    // The labels of a revision: its v1alpha2 object's where it has one
+    // (what `rpkg get` shows), else what Git records.
+    let labels_of = |p: &pv_core::api::package_revision::PackageRevision| {
+        let mut labels = p.metadata.labels.clone();
+        if let Some(obj) = session
+            .as_ref()
+            .and_then(|s| crate::prc::PrApi::get(&s.api, namespace, &p.metadata.name).ok())
+        {
+            if let Some(map) = obj["metadata"]["labels"].as_object() {
+                for (k, v) in map {
+                    labels.insert(k.clone(), v.as_str().unwrap_or_default().to_string());
+                }
+            }
+        }
+        labels
+    };
     let select = |names: &Names, from: &[Lifecycle]| -> Result<Vec<String>, LocalError> {
-        if names.all {
+        let selector = match &names.selector {
+            Some(s) => Some(
+                pv_core::api::label_selector::LabelSelector::parse(s)
+                    .map_err(|e| LocalError::Usage(format!("--selector {s:?}: {e}")))?,
+            ),
+            None => None,
+        };
+        if (names.all || selector.is_some()) && !names.names.is_empty() {
+            return Err(LocalError::Usage(
+                "name revisions, or pass --all or --selector, not both".into(),
+            ));
+        }
+        if names.all || selector.is_some() {
             Ok(git
                 .list(namespace, &PrFilter::default())?
                 .into_iter()
                 .filter(|p| from.contains(&p.spec.lifecycle))
+                .filter(|p| selector.as_ref().is_none_or(|s| s.matches(&labels_of(p))))
                 .map(|p| p.metadata.name)
                 .collect())
         } else if names.names.is_empty() {
-            Err(LocalError::Usage("name revisions or pass --all".into()))
+            Err(LocalError::Usage(
+                "name revisions or pass --all or --selector".into(),
+            ))
         } else {
             Ok(names.names.clone())
         }
@@ -1036,7 +1071,8 @@ pub fn run_rpkg(
     let act = |names: Vec<String>,
                to: Option<Lifecycle>,
                verb: &str,
-               force: bool|
+               force: bool,
+               bulk: bool|
      -> Result<(), LocalError> {
         let mut refused = Vec::new();
         let names: Vec<String> = names
@@ -1078,7 +1114,16 @@ pub fn run_rpkg(
                 (Ok(_), None) => Some(name),
             })
             .collect();
+        let acted = names.len();
         let result = act_on(names, to, verb);
+        if bulk {
+            let done = if result.is_ok() { acted } else { 0 };
+            if refused.is_empty() {
+                crate::outln!("{done} {verb}");
+            } else {
+                crate::outln!("{done} {verb}, {} refused", refused.len());
+            }
+        }
         if !refused.is_empty() {
             return Err(LocalError::Usage(format!(
                 "errors:\n  {}",
@@ -1118,30 +1163,35 @@ pub fn run_rpkg(
             Some(Lifecycle::Proposed),
             "proposed",
             n.force,
+            n.all || n.selector.is_some(),
         ),
         RpkgCommand::Approve(n) => act(
             select(n, &[Lifecycle::Proposed])?,
             Some(Lifecycle::Published),
             "approved",
             n.force,
+            n.all || n.selector.is_some(),
         ),
         RpkgCommand::Reject(n) => act(
             select(n, &[Lifecycle::Proposed])?,
             Some(Lifecycle::Draft),
             "rejected",
             n.force,
+            n.all || n.selector.is_some(),
         ),
         RpkgCommand::ProposeDelete(n) => act(
             select(n, &[Lifecycle::Published])?,
             Some(Lifecycle::DeletionProposed),
             "deletion proposed",
             n.force,
+            n.all || n.selector.is_some(),
         ),
         RpkgCommand::Delete(n) => act(
             select(n, &[Lifecycle::DeletionProposed])?,
             None,
             "deleted",
             n.force,
+            n.all || n.selector.is_some(),
         ),
         RpkgCommand::Init(a) => super::rpkg::init(v2()?, namespace, a),
         RpkgCommand::Clone(a) => super::rpkg::clone(v2()?, namespace, a),
