@@ -28,6 +28,19 @@ pub const KPT_RESOURCE_ID: &str = "internal.config.kubernetes.io/kpt-resource-id
 /// Marks an object that is not deployed (function configs, package context).
 pub const LOCAL_CONFIG: &str = "config.kubernetes.io/local-config";
 
+/// The annotations by which kpt keeps track of where an item lives (its
+/// file, index, id, package and sequence indent), new and legacy names.
+pub const PLACE: [&str; 8] = [
+    PATH,
+    LEGACY_PATH,
+    INDEX,
+    LEGACY_INDEX,
+    ID,
+    LEGACY_ID,
+    SEQ_INDENT,
+    PACKAGE_PATH,
+];
+
 /// `metadata.annotations[key]` of an item (a document or a mapping), when
 /// it is a scalar.
 pub fn get<'a>(item: &'a Node, key: &str) -> Option<&'a str> {

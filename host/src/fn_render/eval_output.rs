@@ -157,15 +157,7 @@ fn strip_kpt_annotations(root: &mut Node) {
     let Some(annotations) = meta.get_mut("annotations") else {
         return;
     };
-    for key in [
-        ann::PATH,
-        ann::LEGACY_PATH,
-        ann::INDEX,
-        ann::LEGACY_INDEX,
-        ann::ID,
-        ann::LEGACY_ID,
-        ann::SEQ_INDENT,
-    ] {
+    for key in ann::PLACE {
         annotations.remove(key);
     }
     if annotations.kind == Kind::Mapping && annotations.content.is_empty() {

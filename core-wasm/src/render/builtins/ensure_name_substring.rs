@@ -16,7 +16,7 @@
 //! to `kind_name.yaml`, resources stay in their files, edited in place
 //! (the catalog's later fix keeps the annotations too).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::yaml::{Kind, Node};
 
@@ -656,38 +656,44 @@ fn fix_name_references(items: &mut [Node], targets: &[Target]) -> Result<(), Str
     if targets.iter().all(|t| t.old_name == t.new_name) {
         return Ok(());
     }
+    // Each row's possible targets by old name, computed once: a referrer
+    // then looks up the names its fields hold instead of scanning the
+    // package (a package of n resources costs n, not n squared). Rows
+    // none of whose targets was renamed are dropped.
     let table = name_references();
+    let rows: Vec<(&BackReference, Vec<String>, ByName<'_>)> = table
+        .iter()
+        .filter_map(|row| {
+            let mut by_name: ByName<'_> = HashMap::new();
+            let mut renamed = false;
+            for t in targets.iter().filter(|t| t.gvk.selected_by(&row.target)) {
+                renamed |= t.old_name != t.new_name;
+                by_name.entry(t.old_name.as_str()).or_default().push(t);
+            }
+            renamed.then(|| (row, split_path(&row.path), by_name))
+        })
+        .collect();
     for (i, item) in items.iter_mut().enumerate() {
         let referrer = &targets[i];
-        for row in table
+        for (row, keys, by_name) in rows
             .iter()
-            .filter(|r| referrer.gvk.selected_by(&r.referrer))
+            .filter(|(r, _, _)| referrer.gvk.selected_by(&r.referrer))
         {
-            let candidates: Vec<&Target> = targets
-                .iter()
-                .filter(|t| t.gvk.selected_by(&row.target))
-                .filter(|t| {
-                    referrer.cluster_scoped || t.cluster_scoped || t.namespace == referrer.namespace
-                })
-                .collect();
-            if candidates.iter().all(|t| t.old_name == t.new_name) {
-                continue;
-            }
             let subjects = row.path == "subjects";
-            let root = item.root_mut();
-            for_each_field(root, &split_path(&row.path), &mut |node| match node.kind {
-                Kind::Scalar => set_reference(node, &candidates, None),
+            let refs = Refs { by_name, referrer };
+            for_each_field(item.root_mut(), keys, &mut |node| match node.kind {
+                Kind::Scalar => refs.set(node, None),
                 Kind::Sequence => {
                     for entry in node.content.iter_mut() {
                         match entry.kind {
-                            Kind::Scalar => set_reference(entry, &candidates, None)?,
-                            Kind::Mapping => set_mapping(entry, &candidates, referrer, subjects)?,
+                            Kind::Scalar => refs.set(entry, None)?,
+                            Kind::Mapping => refs.set_mapping(entry, subjects)?,
                             _ => {}
                         }
                     }
                     Ok(())
                 }
-                Kind::Mapping => set_mapping(node, &candidates, referrer, subjects),
+                Kind::Mapping => refs.set_mapping(node, subjects),
                 _ => Ok(()),
             })?;
         }
@@ -695,56 +701,64 @@ fn fix_name_references(items: &mut [Node], targets: &[Target]) -> Result<(), Str
     Ok(())
 }
 
-/// Sets a name scalar to the new name of the one candidate whose old name
-/// it holds (in `namespace` when given).
-fn set_reference(
-    node: &mut Node,
-    candidates: &[&Target],
-    namespace: Option<&str>,
-) -> Result<(), String> {
-    let matches: Vec<&&Target> = candidates
-        .iter()
-        .filter(|t| t.old_name == node.value)
-        .filter(|t| namespace.is_none_or(|ns| t.cluster_scoped || t.namespace == ns))
-        .collect();
-    let mut names: Vec<&str> = matches.iter().map(|t| t.new_name.as_str()).collect();
-    names.sort_unstable();
-    names.dedup();
-    match names.as_slice() {
-        [] => Ok(()),
-        [name] => {
-            set_string(node, name.to_string());
-            Ok(())
-        }
-        _ => Err(format!(
-            "found multiple possible referrals for {:?}: {}",
-            node.value,
-            names.join(", ")
-        )),
-    }
+/// A row's possible targets by their old name.
+type ByName<'t> = HashMap<&'t str, Vec<&'t Target>>;
+
+/// What one referrer's fields may name through one row of the table.
+struct Refs<'a, 't> {
+    by_name: &'a ByName<'t>,
+    referrer: &'a Target,
 }
 
-/// A reference written as a mapping with `name` (and `namespace`): a
-/// binding's subject (only `kind: ServiceAccount` ones) or a webhook's
-/// service.
-fn set_mapping(
-    node: &mut Node,
-    candidates: &[&Target],
-    referrer: &Target,
-    subjects: bool,
-) -> Result<(), String> {
-    if subjects && node.get_str(&["kind"]) != Some("ServiceAccount") {
-        return Ok(());
-    }
-    let namespace = node
-        .get_str(&["namespace"])
-        .map(|ns| effective_namespace(ns, false))
-        .unwrap_or_else(|| referrer.namespace.clone());
-    match node.get_mut("name") {
-        Some(name) if name.kind == Kind::Scalar => {
-            set_reference(name, candidates, Some(&namespace))
+impl Refs<'_, '_> {
+    /// Sets a name scalar to the new name of the one target whose old name
+    /// it holds, in reach of the referrer (same namespace, a cluster-scoped
+    /// target, or any from a cluster-scoped referrer) and in `namespace`
+    /// when given.
+    fn set(&self, node: &mut Node, namespace: Option<&str>) -> Result<(), String> {
+        let Some(found) = self.by_name.get(node.value.as_str()) else {
+            return Ok(());
+        };
+        let referrer = self.referrer;
+        let mut names: Vec<&str> = found
+            .iter()
+            .filter(|t| {
+                referrer.cluster_scoped || t.cluster_scoped || t.namespace == referrer.namespace
+            })
+            .filter(|t| namespace.is_none_or(|ns| t.cluster_scoped || t.namespace == ns))
+            .map(|t| t.new_name.as_str())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        match names.as_slice() {
+            [] => Ok(()),
+            [name] => {
+                set_string(node, name.to_string());
+                Ok(())
+            }
+            _ => Err(format!(
+                "found multiple possible referrals for {:?}: {}",
+                node.value,
+                names.join(", ")
+            )),
         }
-        _ => Ok(()),
+    }
+
+    /// A reference written as a mapping with `name` (and `namespace`): a
+    /// binding's subject (only `kind: ServiceAccount` ones) or a webhook's
+    /// service.
+    fn set_mapping(&self, node: &mut Node, subjects: bool) -> Result<(), String> {
+        if subjects && node.get_str(&["kind"]) != Some("ServiceAccount") {
+            return Ok(());
+        }
+        let namespace = node
+            .get_str(&["namespace"])
+            .map(|ns| effective_namespace(ns, false))
+            .unwrap_or_else(|| self.referrer.namespace.clone());
+        match node.get_mut("name") {
+            Some(name) if name.kind == Kind::Scalar => self.set(name, Some(&namespace)),
+            _ => Ok(()),
+        }
     }
 }
 

@@ -21,16 +21,7 @@ const TARGET_PATH: &str = "config.kubernetes.io/target-path";
 const FUNCTION_ANNOTATIONS: [&str; 2] = ["config.kubernetes.io/function", "config.k8s.io/function"];
 /// The annotations by which kpt keeps track of where an item lives, kept
 /// from the resource a replacement takes the place of.
-const PLACE_ANNOTATIONS: [&str; 8] = [
-    ann::PATH,
-    ann::LEGACY_PATH,
-    ann::INDEX,
-    ann::LEGACY_INDEX,
-    ann::ID,
-    ann::LEGACY_ID,
-    ann::SEQ_INDENT,
-    ann::PACKAGE_PATH,
-];
+const PLACE_ANNOTATIONS: [&str; 8] = ann::PLACE;
 
 /// Runs `upsert-resource` on the items.
 pub fn run(input: FnInput) -> FnOutput {
