@@ -430,6 +430,7 @@ fn the_render_budget_bounds_total_work() {
         &repos,
         &TargetObjects::new(),
         &[],
+        &[],
         limits,
     ) {
         Err(RenderError::Template { error, .. }) => {

@@ -16,6 +16,7 @@ use pv_core::prc::reconcile as prc_step;
 use pv_core::render::{FunctionRef, FunctionRuntime, RenderFailure, RenderOptions, RuntimeError};
 use pv_core::variant::downstream::UpdateReason;
 use pv_core::variant::drafts::DraftKind;
+use pv_core::variantset::types::RolloutStatus;
 use pv_core::variantset::{ClusterObject, PackageVariantSet, Repository};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -136,6 +137,9 @@ pub struct SetInput<'a> {
     pub objects: &'a [ClusterObject],
     /// Its existing children.
     pub existing: &'a [PackageVariant],
+    /// With a rollout strategy: the revisions of its children's downstream
+    /// packages.
+    pub downstream_revisions: &'a [PackageRevision],
 }
 
 /// The writes bringing a set's children to the desired state.
@@ -149,6 +153,8 @@ pub struct SetRender {
     pub delete: Vec<PackageVariant>,
     /// Conditions once applied.
     pub conditions: Vec<Condition>,
+    /// With a rollout strategy: where it stands.
+    pub rollout: Option<RolloutStatus>,
 }
 
 /// The set is stalled.
@@ -383,6 +389,7 @@ fn render_input(input: SetInput<'_>) -> CoreResult<wit::RenderInput> {
         target_kinds: kinds,
         target_objects: list(input.objects)?,
         existing: list(input.existing)?,
+        downstream_revisions: list(input.downstream_revisions)?,
         limits: None,
     })
 }
@@ -400,6 +407,7 @@ fn decode_render(
             update: pvs(o.plan.update)?,
             delete: pvs(o.plan.delete)?,
             conditions: o.conditions.into_iter().map(condition).collect(),
+            rollout: o.rollout.map(|r| from_json(OP, &r)).transpose()?,
         }),
         Err(wit::RenderError::Stalled(f)) => Err(SetFailure {
             reason: f.reason,

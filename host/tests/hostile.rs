@@ -62,6 +62,7 @@ fn render_input(expr: &str, limits: Option<CelLimits>) -> RenderInput {
         target_kinds: Vec::new(),
         target_objects: Vec::new(),
         existing: Vec::new(),
+        downstream_revisions: Vec::new(),
         limits,
     }
 }

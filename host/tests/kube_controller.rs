@@ -1082,3 +1082,79 @@ async fn render_failure_is_reported_in_downstream_targets() {
         1
     );
 }
+
+/// A staged rollout in Kubernetes mode: a set at blueprint v2 over three
+/// children made from v1, steps `first` (edge-1) and the rest. Only the
+/// first child is updated until its downstream is published from v2; then
+/// the others, one at a time (`maxUpdate: 1`); pause holds them. The status
+/// patch carries each step's counts and the `Rollout` condition.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_staged_set_updates_the_next_step_only_once_the_first_is_published() {
+    let mut c = Cluster::new();
+    c.add_revision(
+        &revision("blueprints", "web", "v2", 2, "Published", None, None),
+        blueprint("web:2.0"),
+    );
+    for i in 1..=3 {
+        let name = format!("fleet-edge-{i}-web");
+        let mut pv = child(&name, &format!("edge-{i}"));
+        pv.spec.labels.clear();
+        put_variant(&mut c.writers, &pv);
+        c.add_revision(
+            &revision(&format!("edge-{i}"), "web", "v1", 1, "Published", Some("web/v1"), Some(&name)),
+            blueprint("web:1.0"),
+        );
+    }
+    let staged = |paused: bool| {
+        let mut s = set(json!([{"repositories": [{"name": "edge-1"}, {"name": "edge-2"}, {"name": "edge-3"}]}]));
+        s.spec.upstream.as_mut().unwrap().revision = 2;
+        s.spec.rollout_strategy = serde_json::from_value(json!({"paused": paused, "steps": [
+            {"name": "first", "selector": {"matchExpressions": [{"key": "name", "operator": "In", "values": ["edge-1"]}]}},
+            {"name": "rest", "maxUpdate": 1}
+        ]}))
+        .unwrap();
+        s
+    };
+    // Repositories are labelled with their name for the step selector.
+    for i in 1..=3 {
+        let mut r = pv_core::variantset::Repository::default();
+        r.metadata.name = format!("edge-{i}");
+        r.metadata.namespace = NS.into();
+        r.metadata.labels.insert("name".into(), r.metadata.name.clone());
+        put_repository(&mut c.writers, &r);
+    }
+    c.reconcile_set(&staged(false)).await.expect("reconcile");
+    let calls = c.take();
+    let writes: Vec<String> = calls.iter().filter(|c| is_write(c)).map(Call::line).collect();
+    assert_eq!(
+        writes,
+        vec![
+            format!("PUT {PV_PATH}/fleet-edge-1-web"),
+            format!("PATCH {PVS_PATH}/fleet/status"),
+        ]
+    );
+    let status = &calls.iter().rev().find(|c| is_write(c)).unwrap().body["status"];
+    assert_eq!(status["rollout"]["currentStep"], "first", "{status}");
+    assert_eq!(status["rollout"]["steps"][1]["pending"], 2, "{status}");
+    assert_eq!(condition(status, "Rollout").1, "Progressing");
+
+    // edge-1 took v2 and its upgrade is published: the rest, one at a time.
+    let mut first = child("fleet-edge-1-web", "edge-1");
+    first.spec.labels.clear();
+    first.spec.upstream.as_mut().unwrap().revision = 2;
+    put_variant(&mut c.writers, &first);
+    c.add_revision(
+        &revision("edge-1", "web", "v2", 2, "Published", Some("web/v2"), Some("fleet-edge-1-web")),
+        blueprint("web:2.0"),
+    );
+    c.reconcile_set(&staged(true)).await.expect("reconcile");
+    let writes: Vec<String> = c.take().iter().filter(|c| is_write(c)).map(Call::line).collect();
+    assert!(
+        !writes.iter().any(|w| w.starts_with("PUT")),
+        "paused: {writes:?}"
+    );
+    c.reconcile_set(&staged(false)).await.expect("reconcile");
+    let writes: Vec<String> = c.take().iter().filter(|c| is_write(c)).map(Call::line).collect();
+    assert_eq!(writes[0], format!("PUT {PV_PATH}/fleet-edge-2-web"));
+    assert!(!writes.iter().any(|w| w.contains("edge-3")), "{writes:?}");
+}

@@ -310,6 +310,7 @@ fn render(pvs: &Value, prs: &[Value], repos: &[Value], existing: &[Value]) -> Ca
         target_kinds: Vec::new(),
         target_objects: Vec::new(),
         existing: list(existing),
+        downstream_revisions: list(prs),
         limits: None,
     })
 }
@@ -577,6 +578,10 @@ fn calls_of(group: &str, dir: &Path) -> Vec<Call> {
                 .map(|d| repository(str_of(d, "repoDefault"), json!({})))
                 .collect();
             calls.push(render(&pvs, &[upstream_for(&pvs)], &repos, &existing));
+            // The same, staged: one update at a time.
+            let mut staged = pvs.clone();
+            staged["spec"]["rolloutStrategy"] = json!({"steps": [{"name": "one", "maxUpdate": 1}]});
+            calls.push(render(&staged, &[upstream_for(&pvs)], &repos, &existing));
         }
         "pvs-render-spec" => {
             let ctx = yaml(dir, "input/context.yaml");

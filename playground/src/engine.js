@@ -309,6 +309,7 @@ export function renderSet(core, input) {
       targetKinds: classes.kinds,
       targetObjects: json(classes.objects),
       existing: json(existing.docs),
+      downstreamRevisions: [],
       limits: undefined,
     });
   } catch (e) {

@@ -100,6 +100,8 @@ pub fn render_package_variant_set(
         from_json_list("target-objects", &input.target_objects).map_err(invalid)?;
     let existing: Vec<PackageVariant> =
         from_json_list("existing", &input.existing).map_err(invalid)?;
+    let downstream: Vec<PackageRevision> =
+        from_json_list("downstream-revisions", &input.downstream_revisions).map_err(invalid)?;
     let target_objects = TargetObjects {
         kinds: input
             .target_kinds
@@ -115,6 +117,7 @@ pub fn render_package_variant_set(
         &repositories,
         &target_objects,
         &existing,
+        &downstream,
         limits,
     )
     .map(render_outcome)
@@ -338,6 +341,7 @@ fn render_outcome(out: RenderOutcome) -> wit::RenderOutcome {
             evaluations: count(out.stats.evaluations),
             cost: out.stats.cost,
         },
+        rollout: out.rollout.as_ref().map(to_json),
     }
 }
 

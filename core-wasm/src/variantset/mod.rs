@@ -19,6 +19,7 @@
 pub mod cel;
 pub mod naming;
 pub mod render;
+pub mod rollout;
 pub mod scope;
 pub mod selector;
 pub mod status;
@@ -54,6 +55,9 @@ pub struct RenderOutcome {
     pub conditions: Vec<Condition>,
     /// Counters of the render.
     pub stats: RenderStats,
+    /// Where a staged rollout stands (with `spec.rolloutStrategy`; its
+    /// `Rollout` condition is among `conditions`).
+    pub rollout: Option<types::RolloutStatus>,
 }
 
 /// Counters of one render.
@@ -130,20 +134,24 @@ pub fn render(
         repositories,
         target_objects,
         existing,
+        &[],
         Limits::default(),
     )
 }
 
 /// One reconcile: validate, find the upstream, unroll the targets, render
 /// every template, then plan the writes against `existing` (the set's
-/// children: PackageVariants listed with its owner label). Inputs of other
-/// namespaces than the set's are ignored.
+/// children: PackageVariants listed with its owner label) and, with a
+/// rollout strategy, hold the updates it does not allow yet ([`rollout`];
+/// `downstream` are the PackageRevisions of the children's downstream
+/// packages). Inputs of other namespaces than the set's are ignored.
 pub fn render_with(
     pvs: &PackageVariantSet,
     upstream_revisions: &[PackageRevision],
     repositories: &[Repository],
     target_objects: &TargetObjects,
     existing: &[PackageVariant],
+    downstream: &[PackageRevision],
     limits: Limits,
 ) -> Result<RenderOutcome, RenderError> {
     let errs = validate::validate(pvs);
@@ -162,6 +170,9 @@ pub fn render_with(
     let mut repo_index = render::RepositoryIndex::new(repositories, namespace);
     let mut evaluator = Evaluator::new(limits);
     let mut specs = Vec::with_capacity(targets.len());
+    // With a rollout strategy: each child's target object labels, by key
+    // (the last target of a key wins, as its spec does).
+    let mut object_labels: std::collections::HashMap<String, Option<&_>> = Default::default();
     for target in &targets {
         let spec = render::render_spec(
             spec_upstream,
@@ -176,15 +187,47 @@ pub fn render_with(
             package_default: target.package_default.clone(),
             error,
         })?;
+        if pvs.spec.rollout_strategy.is_some() {
+            let key = sync::spec_key(&pvs.metadata.name, &spec);
+            object_labels.insert(key, target.object.as_ref().map(|o| &o.labels));
+        }
         specs.push(spec);
     }
 
     let desired = sync::desired_children(pvs, specs);
-    let plan = sync::plan(pvs, &desired, existing);
+    let mut plan = sync::plan(pvs, &desired, existing);
+    let mut conditions = status::reconciled();
+    let rollout = pvs.spec.rollout_strategy.as_ref().map(|strategy| {
+        let labels: Vec<_> = desired
+            .iter()
+            .map(|(key, pv)| {
+                rollout::child_labels(
+                    &pv.spec.labels,
+                    pv.spec.downstream.as_ref().map_or("", |d| d.repo.as_str()),
+                    object_labels.get(key).copied().flatten(),
+                    repositories,
+                    namespace,
+                )
+            })
+            .collect();
+        let gated = rollout::gate(
+            pvs,
+            strategy,
+            &desired,
+            &labels,
+            existing,
+            downstream,
+            upstream_pr,
+            &mut plan,
+        );
+        conditions.push(gated.condition);
+        gated.status
+    });
     Ok(RenderOutcome {
         package_variants: desired.into_iter().map(|(_, pv)| pv).collect(),
         plan,
-        conditions: status::reconciled(),
+        conditions,
+        rollout,
         stats: RenderStats {
             targets: targets.len(),
             compiled_expressions: evaluator.compiled(),

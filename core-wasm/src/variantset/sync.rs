@@ -123,7 +123,7 @@ pub fn desired_children(
 
 /// Whether `pv` is not the set's to manage: controlled by another owner, or
 /// in another namespace.
-fn is_foreign(pvs: &PackageVariantSet, pv: &PackageVariant) -> bool {
+pub(super) fn is_foreign(pvs: &PackageVariantSet, pv: &PackageVariant) -> bool {
     let other_owner = !pvs.metadata.uid.is_empty()
         && pv
             .metadata

@@ -62,6 +62,60 @@ pub struct PackageVariantSetSpec {
     /// Where the variants go, each with an optional template.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub targets: Vec<Target>,
+    /// How a change reaches the variants: in ordered steps (porch-variants'
+    /// extension; absent, every variant is changed at once as upstream
+    /// does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout_strategy: Option<RolloutStrategy>,
+}
+
+/// `spec.rolloutStrategy`: a change (a new upstream revision, a template
+/// change) is written to the variants step by step. A step starts when
+/// every variant of the steps before it has its new revision published
+/// (and Ready, with `requireReady`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutStrategy {
+    /// Holds every step: no variant is changed while true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub paused: bool,
+    /// A variant is done only when its published downstream revision's
+    /// readiness gates are all `True`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub require_ready: bool,
+    /// The steps, in order. A variant belongs to the first step whose
+    /// selector matches its labels (its repository's or target object's
+    /// labels and the labels its template gives); variants no step selects
+    /// form a last, implicit step.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<RolloutStep>,
+}
+
+/// `spec.rolloutStrategy.steps[]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutStep {
+    /// The step's name (unique in the set).
+    #[serde(default)]
+    pub name: String,
+    /// Which variants the step holds; absent or empty: every variant not
+    /// in an earlier step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<LabelSelector>,
+    /// How many of the step's variants may be changing at once: a count
+    /// (`2`) or a percentage of the step (`"25%"`, rounded up); absent:
+    /// all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "int_or_string"))]
+    pub max_update: Option<serde_json::Value>,
+}
+
+/// The schema of a Kubernetes `IntOrString`.
+#[cfg(feature = "schema")]
+fn int_or_string(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"x-kubernetes-int-or-string": true})
 }
 
 /// `spec.targets[]`: exactly one of `repositories`, `repositorySelector`
@@ -267,16 +321,55 @@ pub struct InjectionSelectorTemplate {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PackageVariantSetStatus {
-    /// `Stalled` and `Ready`.
+    /// `Stalled` and `Ready` (and `Rollout` with a rollout strategy).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
+    /// Where a staged rollout stands (with a rollout strategy only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<RolloutStatus>,
 }
 
 impl PackageVariantSetStatus {
     /// Whether nothing is recorded.
     pub fn is_empty(&self) -> bool {
-        self.conditions.is_empty()
+        self.conditions.is_empty() && self.rollout.is_none()
     }
+}
+
+/// `status.rollout`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutStatus {
+    /// The step being rolled out; empty when every step is done.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub current_step: String,
+    /// Each step's counts, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<RolloutStepStatus>,
+    /// The variants that stopped the rollout.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<String>,
+}
+
+/// `status.rollout.steps[]`: how many of the step's variants are in each
+/// state.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutStepStatus {
+    /// The step's name.
+    pub name: String,
+    /// Variants in the step.
+    pub variants: i64,
+    /// Waiting for the change.
+    pub pending: i64,
+    /// Changed, their new revision not yet published (or Ready).
+    pub updating: i64,
+    /// Changed and published.
+    pub done: i64,
+    /// Changed and failing.
+    pub failed: i64,
 }
 
 /// Porch's `Repository` `config.porch.kpt.dev/v1alpha1`. Only its metadata

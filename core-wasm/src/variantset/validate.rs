@@ -3,7 +3,7 @@
 //! `ValidationError`). CEL syntax is not checked here: as upstream, a bad
 //! expression surfaces when a target is rendered.
 
-use super::types::{MapExpr, PackageVariantSet, PackageVariantTemplate, Target};
+use super::types::{MapExpr, PackageVariantSet, PackageVariantTemplate, RolloutStrategy, Target};
 use crate::api::Function;
 
 /// Validates a PackageVariantSet; the messages in order (empty when valid).
@@ -32,7 +32,43 @@ pub fn validate(pvs: &PackageVariantSet) -> Vec<String> {
     for (i, target) in pvs.spec.targets.iter().enumerate() {
         validate_target(i, target, &mut errs);
     }
+    if let Some(strategy) = &pvs.spec.rollout_strategy {
+        validate_rollout(strategy, &mut errs);
+    }
     errs
+}
+
+/// `spec.rolloutStrategy`: named, distinct steps with valid selectors and
+/// a `maxUpdate` of at least 1 or a percentage from 1% to 100%.
+fn validate_rollout(strategy: &RolloutStrategy, errs: &mut Vec<String>) {
+    for (i, step) in strategy.steps.iter().enumerate() {
+        let field = format!("spec.rolloutStrategy.steps[{i}]");
+        if step.name.is_empty() {
+            errs.push(format!("{field}.name cannot be empty"));
+        } else if strategy.steps[..i].iter().any(|s| s.name == step.name) {
+            errs.push(format!(
+                "{field}.name {:?} is used by an earlier step",
+                step.name
+            ));
+        }
+        if let Some(Err(e)) = step.selector.as_ref().map(|s| s.to_selector()) {
+            errs.push(format!("{field}.selector: {e}"));
+        }
+        let valid = match &step.max_update {
+            None => true,
+            Some(serde_json::Value::Number(n)) => n.as_u64().is_some_and(|n| n >= 1),
+            Some(serde_json::Value::String(s)) => s
+                .strip_suffix('%')
+                .and_then(|p| p.parse::<u64>().ok())
+                .is_some_and(|p| (1..=100).contains(&p)),
+            Some(_) => false,
+        };
+        if !valid {
+            errs.push(format!(
+                "{field}.maxUpdate must be a count of at least 1 or a percentage from \"1%\" to \"100%\""
+            ));
+        }
+    }
 }
 
 /// Joins messages as `combineErrors` does (`"; "`, empty ones skipped).

@@ -3,8 +3,9 @@
 //! core render the children and the sync plan, apply it (deletions, then
 //! updates, then creations), and write the status when it changed.
 
+use pv_core::api::{PackageRevision, PackageVariant};
 use pv_core::variantset::naming::OWNER_LABEL;
-use pv_core::variantset::{status, ClusterObject, PackageVariantSet};
+use pv_core::variantset::{rollout, status, ClusterObject, PackageVariantSet};
 
 use super::{Ctx, Event, ReconcileError};
 use crate::engine_api::SetInput;
@@ -43,20 +44,27 @@ pub fn reconcile(
         .into_iter()
         .filter(|pv| pv.metadata.labels.get(OWNER_LABEL) == Some(&pvs.metadata.uid))
         .collect();
+    let downstream_revisions = match pvs.spec.rollout_strategy {
+        Some(_) => downstream_revisions(ctx, ns, &existing)?,
+        None => Vec::new(),
+    };
     let rendered = ctx.core.render_set(SetInput {
         set: pvs,
         upstream_revisions: &upstream_revisions,
         repositories: &repositories,
         objects: &objects,
         existing: &existing,
+        downstream_revisions: &downstream_revisions,
     })?;
     // A failed write is reported in the status, then returned, so that the
     // set is tried again (with backoff) rather than left until something
     // else changes.
     let mut write_error = None;
+    let mut rollout = pvs.status.rollout.clone();
     let conditions = match rendered {
         Err(failure) => failure.conditions,
         Ok(plan) => {
+            rollout = plan.rollout.clone();
             let mut write = || -> Result<(), ReconcileError> {
                 for pv in &plan.delete {
                     if pv.metadata.deletion_timestamp.is_some() {
@@ -101,6 +109,12 @@ pub fn reconcile(
     };
     let mut new_status = pvs.status.clone();
     status::apply(&mut new_status, &conditions, &ctx.now);
+    new_status.rollout = rollout;
+    if new_status.rollout.is_none() {
+        new_status
+            .conditions
+            .retain(|c| c.type_ != rollout::ROLLOUT);
+    }
     if new_status != pvs.status {
         let mut updated = pvs.clone();
         updated.status = new_status;
@@ -118,4 +132,26 @@ pub fn reconcile(
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// The revisions of the children's downstream packages, one list per
+/// package (a staged rollout reads how far each child's change has got).
+fn downstream_revisions(
+    ctx: &Ctx<'_>,
+    ns: &str,
+    children: &[PackageVariant],
+) -> Result<Vec<PackageRevision>, ReconcileError> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for pv in children {
+        if let Some(d) = &pv.spec.downstream {
+            if seen.insert((d.repo.as_str(), d.package.as_str())) {
+                out.extend(
+                    ctx.revisions
+                        .list(ns, &PrFilter::package(&d.repo, &d.package))?,
+                );
+            }
+        }
+    }
+    Ok(out)
 }

@@ -47,6 +47,7 @@ pub fn render_input_of(
         target_kinds: Vec::new(),
         target_objects: Vec::new(),
         existing: Vec::new(),
+        downstream_revisions: Vec::new(),
         limits: None,
     }
 }

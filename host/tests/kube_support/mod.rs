@@ -460,6 +460,13 @@ pub fn put_revision(caches: &Caches, w: &mut CacheWriters, pr: &pv_core::api::Pa
     caches.revision_index.apply(&ev);
 }
 
+/// Puts a Repository in the cache.
+pub fn put_repository(w: &mut CacheWriters, repo: &pv_core::variantset::Repository) {
+    let k = Repository::from_core(repo).expect("repository converts");
+    w.repositories
+        .apply_watcher_event(&watcher::Event::Apply(k));
+}
+
 /// Puts a PackageVariant in the cache; returns the cached object.
 pub fn put_variant(w: &mut CacheWriters, pv: &pv_core::api::PackageVariant) -> Arc<PackageVariant> {
     let k = PackageVariant::from_core(pv).expect("variant converts");
