@@ -124,6 +124,15 @@ enum FnCommand {
 
 fn local_cmd(args: &porch_variants::local::cli::LocalArgs) -> anyhow::Result<ExitCode> {
     use porch_variants::local::cli::{print_text, run_local, Output};
+    if args.dry_run {
+        use porch_variants::local::dry_run;
+        let (plan, ok) = dry_run::run_dry(args)?;
+        match args.output {
+            Output::Text => dry_run::print_text(&plan, &args.dir),
+            Output::Json => porch_variants::outln!("{}", serde_json::to_string_pretty(&plan)?),
+        }
+        return Ok(ExitCode::from(plan.summary.exit_code(ok)));
+    }
     let (summary, ok) = run_local(args)?;
     match args.output {
         Output::Text => print_text(&summary),

@@ -1101,12 +1101,22 @@ async fn a_staged_set_updates_the_next_step_only_once_the_first_is_published() {
         pv.spec.labels.clear();
         put_variant(&mut c.writers, &pv);
         c.add_revision(
-            &revision(&format!("edge-{i}"), "web", "v1", 1, "Published", Some("web/v1"), Some(&name)),
+            &revision(
+                &format!("edge-{i}"),
+                "web",
+                "v1",
+                1,
+                "Published",
+                Some("web/v1"),
+                Some(&name),
+            ),
             blueprint("web:1.0"),
         );
     }
     let staged = |paused: bool| {
-        let mut s = set(json!([{"repositories": [{"name": "edge-1"}, {"name": "edge-2"}, {"name": "edge-3"}]}]));
+        let mut s = set(
+            json!([{"repositories": [{"name": "edge-1"}, {"name": "edge-2"}, {"name": "edge-3"}]}]),
+        );
         s.spec.upstream.as_mut().unwrap().revision = 2;
         s.spec.rollout_strategy = serde_json::from_value(json!({"paused": paused, "steps": [
             {"name": "first", "selector": {"matchExpressions": [{"key": "name", "operator": "In", "values": ["edge-1"]}]}},
@@ -1120,12 +1130,18 @@ async fn a_staged_set_updates_the_next_step_only_once_the_first_is_published() {
         let mut r = pv_core::variantset::Repository::default();
         r.metadata.name = format!("edge-{i}");
         r.metadata.namespace = NS.into();
-        r.metadata.labels.insert("name".into(), r.metadata.name.clone());
+        r.metadata
+            .labels
+            .insert("name".into(), r.metadata.name.clone());
         put_repository(&mut c.writers, &r);
     }
     c.reconcile_set(&staged(false)).await.expect("reconcile");
     let calls = c.take();
-    let writes: Vec<String> = calls.iter().filter(|c| is_write(c)).map(Call::line).collect();
+    let writes: Vec<String> = calls
+        .iter()
+        .filter(|c| is_write(c))
+        .map(Call::line)
+        .collect();
     assert_eq!(
         writes,
         vec![
@@ -1144,17 +1160,35 @@ async fn a_staged_set_updates_the_next_step_only_once_the_first_is_published() {
     first.spec.upstream.as_mut().unwrap().revision = 2;
     put_variant(&mut c.writers, &first);
     c.add_revision(
-        &revision("edge-1", "web", "v2", 2, "Published", Some("web/v2"), Some("fleet-edge-1-web")),
+        &revision(
+            "edge-1",
+            "web",
+            "v2",
+            2,
+            "Published",
+            Some("web/v2"),
+            Some("fleet-edge-1-web"),
+        ),
         blueprint("web:2.0"),
     );
     c.reconcile_set(&staged(true)).await.expect("reconcile");
-    let writes: Vec<String> = c.take().iter().filter(|c| is_write(c)).map(Call::line).collect();
+    let writes: Vec<String> = c
+        .take()
+        .iter()
+        .filter(|c| is_write(c))
+        .map(Call::line)
+        .collect();
     assert!(
         !writes.iter().any(|w| w.starts_with("PUT")),
         "paused: {writes:?}"
     );
     c.reconcile_set(&staged(false)).await.expect("reconcile");
-    let writes: Vec<String> = c.take().iter().filter(|c| is_write(c)).map(Call::line).collect();
+    let writes: Vec<String> = c
+        .take()
+        .iter()
+        .filter(|c| is_write(c))
+        .map(Call::line)
+        .collect();
     assert_eq!(writes[0], format!("PUT {PV_PATH}/fleet-edge-2-web"));
     assert!(!writes.iter().any(|w| w.contains("edge-3")), "{writes:?}");
 }

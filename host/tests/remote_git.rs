@@ -501,6 +501,7 @@ fn local_mode_clones_and_publishes_on_the_server() {
         jobs: Some(2),
         validate: Default::default(),
         runner: Default::default(),
+        dry_run: false,
     };
     let (summary, ok) = run_local(&args).unwrap();
     assert!(ok, "{:#?}", summary.report);

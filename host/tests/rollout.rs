@@ -260,3 +260,88 @@ fn blueprint_v2_goes_out_step_by_step_with_pause_and_resume() {
     assert_eq!(c["reason"], "Complete", "{c}");
     assert_eq!(c["status"], "True");
 }
+
+/// Every file under `dir` with its bytes.
+fn tree(dir: &std::path::Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(p.clone(), std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// `local --dry-run` on a staged upgrade: every file of the directory is
+/// unchanged (refs, objects, status, cache), and the plan it prints is what
+/// the real run then does: the same writes, the same new revisions, whose
+/// content has every line the plan's diff adds.
+#[test]
+fn a_dry_run_writes_nothing_and_plans_what_the_run_then_does() {
+    let d = Dir::new();
+    d.ok(&["rpkg", "propose", "--all"]);
+    d.ok(&["rpkg", "approve", "--all"]);
+    d.ok(&["local", "."]);
+    d.ok(&["rpkg", "copy", "blueprints.web.v1", "--workspace", "v2"]);
+    let work = d.root.join("work");
+    d.ok(&["rpkg", "pull", "blueprints.web.v2", work.to_str().unwrap()]);
+    let app = std::fs::read_to_string(work.join("app.yaml")).unwrap();
+    std::fs::write(work.join("app.yaml"), app.replace("web:1.0", "web:2.0")).unwrap();
+    d.ok(&["rpkg", "push", "blueprints.web.v2", work.to_str().unwrap()]);
+    d.ok(&["rpkg", "propose", "blueprints.web.v2"]);
+    d.ok(&["rpkg", "approve", "blueprints.web.v2"]);
+    std::fs::remove_dir_all(&work).unwrap();
+    std::fs::write(d.root.join("fleet.yaml"), fleet(2, false)).unwrap();
+
+    let before = tree(&d.root);
+    let text = d.ok(&["local", "--dry-run", "."]);
+    assert!(
+        text.contains("would: PackageVariantSet default/web-fleet: updated PackageVariant"),
+        "{text}"
+    );
+    assert!(text.contains("+  image: web:2.0"), "{text}");
+    let plan: serde_json::Value =
+        serde_json::from_str(&d.ok(&["local", "--dry-run", "--output", "json", "."])).unwrap();
+    assert_eq!(tree(&d.root), before, "a dry run writes nothing");
+
+    let real: serde_json::Value =
+        serde_json::from_str(&d.ok(&["local", "--output", "json", "."])).unwrap();
+    assert_eq!(plan["events"], real["events"], "the same writes");
+    let created: Vec<&serde_json::Value> = plan["revisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["change"] == "created")
+        .collect();
+    // The two canaries' upgrade drafts, each from its published v1.
+    assert_eq!(created.len(), 2, "{plan:#}");
+    for r in created {
+        let name = r["name"].as_str().unwrap();
+        assert!(
+            r["base"].is_string(),
+            "diffed against its published v1: {r:#}"
+        );
+        let to = d.root.join("pulled").join(name);
+        d.ok(&["rpkg", "pull", name, to.to_str().unwrap()]);
+        let pulled: String = tree(&to)
+            .values()
+            .map(|b| String::from_utf8_lossy(b).to_string())
+            .collect();
+        let added: Vec<&str> = r["diff"]
+            .as_str()
+            .unwrap()
+            .lines()
+            .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+            .collect();
+        assert!(!added.is_empty(), "{r:#}");
+        for l in added {
+            assert!(pulled.contains(&l[1..]), "{name}: {l:?} not in\n{pulled}");
+        }
+    }
+}

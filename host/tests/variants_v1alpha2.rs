@@ -738,6 +738,7 @@ fn the_fleet_demo_gives_the_same_packages_in_either_mode() {
             jobs: Some(3),
             validate: Default::default(),
             runner: Default::default(),
+            dry_run: false,
         };
         let (summary, ok) = run_local(&args).unwrap();
         assert!(ok, "{mode:?}: {:#?}", summary.report.errors);

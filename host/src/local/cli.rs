@@ -93,6 +93,11 @@ pub struct LocalArgs {
     /// Porch's function runner, for the drafts' renders.
     #[command(flatten)]
     pub runner: crate::function_runner::RunnerArgs,
+    /// Plan only: run the whole reconcile on a copy of the directory and
+    /// print each write, and each revision it would create, change or
+    /// delete with a diff of its content; the directory is left as it was.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 impl LocalArgs {

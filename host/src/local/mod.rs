@@ -29,6 +29,7 @@
 
 pub mod cli;
 pub mod dir_lock;
+pub mod dry_run;
 mod objects;
 pub mod repo_cmd;
 pub mod rpkg;
