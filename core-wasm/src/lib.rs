@@ -9,6 +9,7 @@
 //!   function SDK's `KubeObject`.
 
 pub mod api;
+pub mod approval;
 pub mod merge;
 pub mod prc;
 pub mod render;

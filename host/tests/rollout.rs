@@ -33,6 +33,14 @@ fn repositories() -> String {
 }
 
 fn fleet(revision: u32, paused: bool) -> String {
+    fleet_with(revision, paused, None)
+}
+
+/// [`fleet`] whose variants' drafts carry approval policy `policy`.
+fn fleet_with(revision: u32, paused: bool, policy: Option<&str>) -> String {
+    let annotations = policy
+        .map(|p| format!("      annotations:\n        approval.nephio.org/policy: {p}\n"))
+        .unwrap_or_default();
     format!(
         "apiVersion: config.porch.kpt.dev/v1alpha2
 kind: PackageVariantSet
@@ -51,7 +59,7 @@ spec:
       labelExprs:
       - key: stage
         valueExpr: repository.labels.stage
-  rolloutStrategy:
+{annotations}  rolloutStrategy:
     paused: {paused}
     steps:
     - name: canary
@@ -92,10 +100,15 @@ struct Dir {
 
 impl Dir {
     fn new() -> Dir {
+        Dir::with_fleet(&fleet(1, false))
+    }
+
+    /// Repositories, the blueprint and `fleet`, after `local --init`.
+    fn with_fleet(fleet: &str) -> Dir {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().to_path_buf();
         std::fs::write(root.join("repositories.yaml"), repositories()).unwrap();
-        std::fs::write(root.join("fleet.yaml"), fleet(1, false)).unwrap();
+        std::fs::write(root.join("fleet.yaml"), fleet).unwrap();
         let pkg = root.join("packages/blueprints/web");
         std::fs::create_dir_all(&pkg).unwrap();
         std::fs::write(pkg.join("Kptfile"), KPTFILE).unwrap();
@@ -172,6 +185,19 @@ impl Dir {
             .unwrap()
     }
 
+    /// Publishes blueprint v2 (image web:2.0) with rpkg, as a person does.
+    fn publish_blueprint_v2(&self) {
+        self.ok(&["rpkg", "copy", "blueprints.web.v1", "--workspace", "v2"]);
+        let work = self.root.join("work");
+        self.ok(&["rpkg", "pull", "blueprints.web.v2", work.to_str().unwrap()]);
+        let app = std::fs::read_to_string(work.join("app.yaml")).unwrap();
+        std::fs::write(work.join("app.yaml"), app.replace("web:1.0", "web:2.0")).unwrap();
+        self.ok(&["rpkg", "push", "blueprints.web.v2", work.to_str().unwrap()]);
+        self.ok(&["rpkg", "propose", "blueprints.web.v2"]);
+        self.ok(&["rpkg", "approve", "blueprints.web.v2"]);
+        std::fs::remove_dir_all(&work).unwrap();
+    }
+
     /// Proposes and approves the open drafts of `selector`.
     fn publish(&self, selector: &str) {
         self.ok(&["rpkg", "propose", "--selector", selector]);
@@ -202,15 +228,7 @@ fn blueprint_v2_goes_out_step_by_step_with_pause_and_resume() {
         d.set_status()
     );
 
-    // Blueprint v2.
-    d.ok(&["rpkg", "copy", "blueprints.web.v1", "--workspace", "v2"]);
-    let work = d.root.join("work");
-    d.ok(&["rpkg", "pull", "blueprints.web.v2", work.to_str().unwrap()]);
-    let app = std::fs::read_to_string(work.join("app.yaml")).unwrap();
-    std::fs::write(work.join("app.yaml"), app.replace("web:1.0", "web:2.0")).unwrap();
-    d.ok(&["rpkg", "push", "blueprints.web.v2", work.to_str().unwrap()]);
-    d.ok(&["rpkg", "propose", "blueprints.web.v2"]);
-    d.ok(&["rpkg", "approve", "blueprints.web.v2"]);
+    d.publish_blueprint_v2();
     std::fs::write(d.root.join("fleet.yaml"), fleet(2, false)).unwrap();
 
     // Step 1: only the canaries get their upgrade draft, run after run.
@@ -288,15 +306,7 @@ fn a_dry_run_writes_nothing_and_plans_what_the_run_then_does() {
     d.ok(&["rpkg", "propose", "--all"]);
     d.ok(&["rpkg", "approve", "--all"]);
     d.ok(&["local", "."]);
-    d.ok(&["rpkg", "copy", "blueprints.web.v1", "--workspace", "v2"]);
-    let work = d.root.join("work");
-    d.ok(&["rpkg", "pull", "blueprints.web.v2", work.to_str().unwrap()]);
-    let app = std::fs::read_to_string(work.join("app.yaml")).unwrap();
-    std::fs::write(work.join("app.yaml"), app.replace("web:1.0", "web:2.0")).unwrap();
-    d.ok(&["rpkg", "push", "blueprints.web.v2", work.to_str().unwrap()]);
-    d.ok(&["rpkg", "propose", "blueprints.web.v2"]);
-    d.ok(&["rpkg", "approve", "blueprints.web.v2"]);
-    std::fs::remove_dir_all(&work).unwrap();
+    d.publish_blueprint_v2();
     std::fs::write(d.root.join("fleet.yaml"), fleet(2, false)).unwrap();
 
     let before = tree(&d.root);
@@ -342,6 +352,53 @@ fn a_dry_run_writes_nothing_and_plans_what_the_run_then_does() {
         assert!(!added.is_empty(), "{r:#}");
         for l in added {
             assert!(pulled.contains(&l[1..]), "{name}: {l:?} not in\n{pulled}");
+        }
+    }
+}
+
+/// Nephio's approval policy through the set's template. `initial`
+/// publishes every first draft during `local --init` but leaves the
+/// upgrade drafts of blueprint v2 alone. With `always`, approval is what
+/// moves the rollout from step to step, to the end, in one run.
+#[test]
+fn the_approval_policy_publishes_drafts_and_moves_the_rollout_forward() {
+    for policy in ["initial", "always"] {
+        let d = Dir::with_fleet(&fleet_with(1, false, Some(policy)));
+        assert_eq!(
+            counts(&d),
+            [(0, 0), (0, 0), (0, 0)],
+            "{policy}: no draft left"
+        );
+        let published = d
+            .revisions()
+            .iter()
+            .filter(|p| p["spec"]["lifecycle"] == "Published")
+            .count();
+        assert_eq!(
+            published,
+            TARGETS + 1,
+            "{policy}: every v1, and the blueprint"
+        );
+
+        d.publish_blueprint_v2();
+        std::fs::write(
+            d.root.join("fleet.yaml"),
+            fleet_with(2, false, Some(policy)),
+        )
+        .unwrap();
+        let out = d.ok(&["local", ".", "--max-passes", "60"]);
+        if policy == "initial" {
+            assert_eq!(
+                counts(&d),
+                [(2, 0), (0, 0), (0, 0)],
+                "initial: a package with a published revision is not approved"
+            );
+            assert_eq!(d.rollout_condition()["reason"], "Progressing");
+        } else {
+            assert!(out.contains("approved"), "{out}");
+            assert_eq!(counts(&d), [(0, 2), (0, 10), (0, 30)]);
+            let c = d.rollout_condition();
+            assert_eq!(c["reason"], "Complete", "{c}");
         }
     }
 }

@@ -10,9 +10,12 @@
 //! * [`quiet`] — variants skipped where nothing they read changed since a
 //!   reconcile of theirs wrote nothing;
 //! * [`schedule`] — which variants of a pass may be reconciled at once;
-//! * [`run_to_fixed_point`] — every set, then every variant, pass after pass
-//!   until a pass writes nothing.
+//! * [`approval`] — drafts of variants that ask for an approval policy,
+//!   proposed and approved as Nephio's approval controller does;
+//! * [`run_to_fixed_point`] — every set, then every variant, then the
+//!   approvals, pass after pass until a pass writes nothing.
 
+pub mod approval;
 pub mod package_variant;
 pub mod package_variant_set;
 pub mod quiet;
@@ -409,6 +412,9 @@ pub fn run_to_fixed_point_quiet(
                 )),
             }
         }
+        let before = events.len();
+        approval::approve(ctx, &pvs, &mut events, &mut errors)?;
+        events[before..].iter().for_each(|e| progress.event(e));
         report.package_variants = pvs.len();
         report.package_variant_sets = sets.len();
         report.skipped = skipped;
