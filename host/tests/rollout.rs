@@ -136,6 +136,21 @@ impl Dir {
         stdout
     }
 
+    /// A copy of the directory (`cp -a`), to run from the same state.
+    fn copy(&self) -> Dir {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("d");
+        let ok = Command::new("cp")
+            .arg("-a")
+            .arg(&self.root)
+            .arg(&root)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "cp -a");
+        Dir { _tmp: tmp, root }
+    }
+
     /// Every PackageRevision as `rpkg get -o json` prints it.
     fn revisions(&self) -> Vec<serde_json::Value> {
         serde_json::from_str(&self.ok(&["rpkg", "get", "-o", "json"])).unwrap()
@@ -401,4 +416,76 @@ fn the_approval_policy_publishes_drafts_and_moves_the_rollout_forward() {
             assert_eq!(c["reason"], "Complete", "{c}");
         }
     }
+}
+
+/// Whether no step of `c` (canary, early, late) started before every
+/// earlier one had published v2 everywhere.
+fn no_step_skipped(c: &[(usize, usize)]) -> bool {
+    let sizes = [2, 10, 30];
+    (1..c.len()).all(|i| {
+        let started = c[i].0 + c[i].1 > 0;
+        !started || (0..i).all(|j| c[j].1 == sizes[j])
+    })
+}
+
+/// SIGKILL at points spread over a rollout that approval drives to the
+/// end in one run: right after the kill no step has started before the one
+/// before it was published, and the rerun finishes the rollout with one
+/// published upgrade per package (nothing repeated, nothing skipped).
+#[test]
+fn killed_anywhere_in_a_rollout_the_rerun_finishes_it_without_skipping_or_repeating() {
+    let d = Dir::with_fleet(&fleet_with(1, false, Some("always")));
+    d.publish_blueprint_v2();
+    std::fs::write(
+        d.root.join("fleet.yaml"),
+        fleet_with(2, false, Some("always")),
+    )
+    .unwrap();
+    let run = ["local", ".", "--max-passes", "60", "--no-progress"];
+
+    let reference = d.copy();
+    let start = std::time::Instant::now();
+    reference.ok(&run);
+    let took = start.elapsed();
+    assert_eq!(counts(&reference), [(0, 2), (0, 10), (0, 30)]);
+
+    let mut killed = 0;
+    for k in 0..4 {
+        let dir = d.copy();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_porch-variants"))
+            .args(run)
+            .current_dir(&dir.root)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(took.mul_f64((k as f64 + 0.5) / 4.0));
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap();
+            killed += 1;
+        }
+        child.wait().unwrap();
+        let at_kill = counts(&dir);
+        eprintln!(
+            "killed {k} at {:?}: {at_kill:?}",
+            took.mul_f64((k as f64 + 0.5) / 4.0)
+        );
+        assert!(no_step_skipped(&at_kill), "killed {k}: {at_kill:?}");
+        dir.ok(&run);
+        assert_eq!(counts(&dir), [(0, 2), (0, 10), (0, 30)], "rerun {k}");
+        let c = dir.rollout_condition();
+        assert_eq!(c["reason"], "Complete", "rerun {k}: {c}");
+        let mut published: BTreeMap<String, usize> = BTreeMap::new();
+        for pr in dir.revisions() {
+            if pr["spec"]["lifecycle"] == "Published" {
+                let repo = pr["spec"]["repository"].as_str().unwrap().to_string();
+                *published.entry(repo).or_default() += 1;
+            }
+        }
+        assert!(
+            published.iter().all(|(r, n)| r == "blueprints" || *n == 2),
+            "rerun {k}: {published:?}"
+        );
+    }
+    assert!(killed > 0, "no run was killed before it finished");
 }
