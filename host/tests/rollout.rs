@@ -489,3 +489,61 @@ fn killed_anywhere_in_a_rollout_the_rerun_finishes_it_without_skipping_or_repeat
     }
     assert!(killed > 0, "no run was killed before it finished");
 }
+
+/// `rpkg upgrade --selector` and `--all`: the latest published revision of
+/// each cloned package picked is upgraded to blueprint v2, one line each
+/// and a summary; packages already at v2 say so; the blueprint itself (not
+/// a clone) is not picked; a name with `--all` is refused.
+#[test]
+fn bulk_upgrade_takes_the_packages_a_selector_picks_to_the_newest_upstream() {
+    let d = Dir::new();
+    d.ok(&["rpkg", "propose", "--all"]);
+    d.ok(&["rpkg", "approve", "--all"]);
+    d.publish_blueprint_v2();
+
+    let out = d.ok(&[
+        "rpkg",
+        "upgrade",
+        "--selector",
+        "stage=canary",
+        "--workspace",
+        "up",
+    ]);
+    assert!(
+        out.trim_end()
+            .ends_with("2 upgraded, 0 already up to date, 0 refused"),
+        "{out}"
+    );
+    assert_eq!(counts(&d), [(2, 0), (0, 0), (0, 0)]);
+    // The new drafts carry no labels (as porchctl's): published by name.
+    d.ok(&["rpkg", "propose", "--all"]);
+    d.ok(&["rpkg", "approve", "--all"]);
+    assert_eq!(counts(&d), [(0, 2), (0, 0), (0, 0)]);
+
+    let out = d.ok(&["rpkg", "upgrade", "--all", "--workspace", "up"]);
+    assert!(
+        out.trim_end()
+            .ends_with("40 upgraded, 2 already up to date, 0 refused"),
+        "{out}"
+    );
+    assert!(out.contains("edge-01.web.up: already at revision"), "{out}");
+    assert_eq!(counts(&d), [(0, 2), (10, 0), (30, 0)]);
+
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_porch-variants"));
+    let refused = cmd
+        .current_dir(&d.root)
+        .args([
+            "rpkg",
+            "--dir",
+            ".",
+            "upgrade",
+            "edge-01.web.up",
+            "--all",
+            "--workspace",
+            "x",
+        ])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("not both"));
+}

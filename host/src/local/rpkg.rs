@@ -5,6 +5,7 @@
 //! verbs) write the object as porchctl would and run the reconcile until it
 //! settles.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use pv_core::api::package_revision::v1alpha2::PackageRevision as PrV2;
@@ -673,8 +674,16 @@ pub struct CopyArgs {
 /// `rpkg upgrade`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct UpgradeArgs {
-    /// The published downstream revision to upgrade.
-    pub source: String,
+    /// The published downstream revision to upgrade (or `--all`, or
+    /// `--selector`).
+    pub source: Option<String>,
+    /// Upgrade the latest published revision of every cloned package.
+    #[arg(long)]
+    pub all: bool,
+    /// Upgrade the latest published revision of every cloned package whose
+    /// labels match (`team=a`, `tier in (edge)`, `!canary`).
+    #[arg(long, short = 'l', value_name = "LABELS")]
+    pub selector: Option<String>,
     /// Upstream revision to upgrade to (default: the latest).
     #[arg(long)]
     pub revision: Option<i64>,
@@ -753,20 +762,42 @@ pub fn copy(s: &Session<'_>, ns: &str, a: &CopyArgs) -> Result<(), LocalError> {
 /// `rpkg upgrade`: the old upstream is the revision the downstream's
 /// upstream lock points at; the new one its package's revision
 /// `--revision`, or the latest.
+/// What one upgrade did.
+enum Upgraded {
+    /// The new revision was created.
+    Created,
+    /// The source is already at the newest published upstream revision.
+    UpToDate(String),
+}
+
+/// `rpkg upgrade`: one named revision, or (`--all`, `--selector`) the
+/// latest published revision of every cloned package, each with one line
+/// and a summary line at the end; a revision that cannot be upgraded is
+/// named with why and the others go on.
 pub fn upgrade(s: &Session<'_>, ns: &str, a: &UpgradeArgs) -> Result<(), LocalError> {
     s.discover(ns)?;
-    let down = s.object(ns, &a.source)?;
-    let lock = down
-        .status
-        .upstream_lock
-        .as_ref()
-        .and_then(|l| l.git.clone())
-        .ok_or_else(|| {
-            LocalError::Usage(format!(
-                "{}: has no upstream lock; it was not cloned",
-                a.source
+    let selector = match &a.selector {
+        Some(text) => Some(
+            pv_core::api::label_selector::LabelSelector::parse(text)
+                .map_err(|e| LocalError::Usage(format!("--selector {text:?}: {e}")))?,
+        ),
+        None => None,
+    };
+    let bulk = a.all || selector.is_some();
+    let source = match (&a.source, bulk) {
+        (Some(_), true) => {
+            return Err(LocalError::Usage(
+                "name a revision, or pass --all or --selector, not both".into(),
             ))
-        })?;
+        }
+        (None, false) => {
+            return Err(LocalError::Usage(
+                "name the revision to upgrade, or pass --all or --selector".into(),
+            ))
+        }
+        (Some(name), false) => Some(name),
+        (None, true) => None,
+    };
     let all: Vec<PrV2> = s
         .api
         .all()
@@ -774,6 +805,81 @@ pub fn upgrade(s: &Session<'_>, ns: &str, a: &UpgradeArgs) -> Result<(), LocalEr
         .filter_map(|v| serde_json::from_value(v).ok())
         .filter(|p: &PrV2| p.metadata.namespace == ns)
         .collect();
+    if let Some(name) = source {
+        return match upgrade_one(s, ns, &all, name, a)? {
+            Upgraded::Created => Ok(()),
+            Upgraded::UpToDate(why) => {
+                eprintln!("{why}");
+                Ok(())
+            }
+        };
+    }
+    // The latest published revision of each cloned package the selector
+    // picks.
+    let mut latest: BTreeMap<(&str, &str), &PrV2> = BTreeMap::new();
+    for p in &all {
+        let cloned = p
+            .status
+            .upstream_lock
+            .as_ref()
+            .and_then(|l| l.git.as_ref())
+            .is_some();
+        if !cloned
+            || p.spec.lifecycle != Lifecycle::Published
+            || selector
+                .as_ref()
+                .is_some_and(|sel| !sel.matches(&p.metadata.labels))
+        {
+            continue;
+        }
+        let key = (p.spec.repository.as_str(), p.spec.package_name.as_str());
+        if latest
+            .get(&key)
+            .is_none_or(|q| q.status.revision < p.status.revision)
+        {
+            latest.insert(key, p);
+        }
+    }
+    let (mut created, mut current, mut refused) = (0, 0, 0);
+    for p in latest.values() {
+        match upgrade_one(s, ns, &all, &p.metadata.name, a) {
+            Ok(Upgraded::Created) => created += 1,
+            Ok(Upgraded::UpToDate(why)) => {
+                crate::outln!("{why}");
+                current += 1;
+            }
+            Err(e) => {
+                crate::outln!("{}: refused: {e}", p.metadata.name);
+                refused += 1;
+            }
+        }
+    }
+    crate::outln!("{created} upgraded, {current} already up to date, {refused} refused");
+    if refused > 0 {
+        return Err(LocalError::Usage(format!(
+            "{refused} revision(s) could not be upgraded (named above)"
+        )));
+    }
+    Ok(())
+}
+
+/// Upgrades `name` (a published downstream revision of `all`).
+fn upgrade_one(
+    s: &Session<'_>,
+    ns: &str,
+    all: &[PrV2],
+    name: &str,
+    a: &UpgradeArgs,
+) -> Result<Upgraded, LocalError> {
+    let down = s.object(ns, name)?;
+    let lock = down
+        .status
+        .upstream_lock
+        .as_ref()
+        .and_then(|l| l.git.clone())
+        .ok_or_else(|| {
+            LocalError::Usage(format!("{name}: has no upstream lock; it was not cloned"))
+        })?;
     let old = all
         .iter()
         .find(|p| {
@@ -785,8 +891,8 @@ pub fn upgrade(s: &Session<'_>, ns: &str, a: &UpgradeArgs) -> Result<(), LocalEr
         })
         .ok_or_else(|| {
             LocalError::Usage(format!(
-                "{}: no revision matches its upstream lock ({} {} at {})",
-                a.source, lock.repo, lock.r#ref, lock.commit
+                "{name}: no revision matches its upstream lock ({} {} at {})",
+                lock.repo, lock.r#ref, lock.commit
             ))
         })?;
     let candidates = all.iter().filter(|p| {
@@ -800,18 +906,16 @@ pub fn upgrade(s: &Session<'_>, ns: &str, a: &UpgradeArgs) -> Result<(), LocalEr
     }
     .ok_or_else(|| {
         LocalError::Usage(format!(
-            "{}: no published revision {} of {}",
-            a.source,
+            "{name}: no published revision {} of {}",
             a.revision.map(|n| n.to_string()).unwrap_or_default(),
             old.spec.package_name
         ))
     })?;
     if new.metadata.name == old.metadata.name {
-        eprintln!(
-            "{}: already at revision {} of {}, the newest published; nothing to upgrade",
-            a.source, old.status.revision, old.spec.package_name
-        );
-        return Ok(());
+        return Ok(Upgraded::UpToDate(format!(
+            "{name}: already at revision {} of {}, the newest published; nothing to upgrade",
+            old.status.revision, old.spec.package_name
+        )));
     }
     let source = json!({"upgrade": {
         "oldUpstream": {"name": old.metadata.name},
@@ -827,7 +931,8 @@ pub fn upgrade(s: &Session<'_>, ns: &str, a: &UpgradeArgs) -> Result<(), LocalEr
         source,
     )?;
     let (pr, outcome) = s.create_and_settle(obj)?;
-    finish(s, &pr, &outcome, "created")
+    finish(s, &pr, &outcome, "created")?;
+    Ok(Upgraded::Created)
 }
 
 /// `rpkg pull NAME DIR`: the revision's files into `dir`.
