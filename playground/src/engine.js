@@ -337,6 +337,7 @@ export function renderSet(core, input) {
   result.existing = existing.docs.map((d) => d.object);
   result.conditions = outcome.conditions;
   result.stats = outcome.stats;
+  result.rollout = outcome.rollout ? JSON.parse(outcome.rollout) : null;
   return finish();
 }
 

@@ -233,6 +233,23 @@ function conditionClass(c) {
   return good ? 'pill-good' : 'pill-bad';
 }
 
+/** A staged rollout: each step's counts and children, the held updates. */
+function rolloutHtml(rollout) {
+  if (!rollout) return '';
+  const rows = (rollout.steps ?? [])
+    .map((st, i) => {
+      const current = st.name === rollout.currentStep ? ' <span class="pill plan-update">current</span>' : '';
+      const members = (rollout.members?.[i] ?? []).map(escapeHtml).join(', ');
+      return `<tr data-step="${escapeHtml(st.name)}"><td>${escapeHtml(st.name)}${current}</td><td>${st.variants}</td><td>${st.pending}</td><td>${st.updating}</td><td>${st.done}</td><td>${st.failed}</td><td>${members}</td></tr>`;
+    })
+    .join('');
+  const held = rollout.held?.length
+    ? `<p class="summary" id="rollout-held">Held until their step: ${rollout.held.map(escapeHtml).join(', ')}.</p>`
+    : '';
+  return `<h3>Rollout</h3><table class="grid" id="rollout-steps"><thead><tr><th>Step</th><th>Variants</th><th>Pending</th><th>Updating</th><th>Done</th><th>Failed</th><th>Children</th></tr></thead><tbody>${rows}</tbody></table>${held}
+      <p class="hint">Without the downstream revisions, a child at its new spec counts as updating.</p>`;
+}
+
 function conditionsHtml(conditions) {
   if (!conditions?.length) return '<p class="empty">No conditions.</p>';
   return `<table class="grid"><thead><tr><th>Type</th><th>Status</th><th>Reason</th><th>Message</th></tr></thead><tbody>${conditions
@@ -298,6 +315,7 @@ function showSet(result) {
       <h3>Unchanged</h3>${names(plan.unchanged, 'unchanged')}
       ${plan.foreign.length ? `<h3>Foreign (left alone)</h3>${names(plan.foreign, 'foreign')}` : ''}
       ${plan.duplicates.length ? `<h3>Duplicates (left alone)</h3>${names(plan.duplicates, 'foreign')}` : ''}
+      ${rolloutHtml(result.rollout)}
       <p class="hint">Paste the set's current children under <b>Existing children</b> to plan against them.</p>`;
   }
   const stats = result.stats

@@ -147,6 +147,14 @@ try {
     assert(/^porch-variants-core \d+\.\d+\.\d+/.test(version), `version shown: ${version}`);
   });
 
+  await check('the fleet example shows its rollout steps and the children in each', async () => {
+    const steps = await page.$$eval('#rollout-steps tbody tr', (rows) => rows.map((r) => r.dataset.step));
+    assertEqual(steps, ['us-west1', 'everyone'], 'rollout steps');
+    const first = await page.textContent('#rollout-steps tbody tr[data-step="us-west1"]');
+    assert(first.includes('web-fleet-edge-01-web'), `us-west1 step: ${first}`);
+    assert(!first.includes('web-fleet-edge-02-web'), `edge-02 is in eu-west1: ${first}`);
+  });
+
   await check('a template edit renames the PackageVariants it generates', async () => {
     // The shared template (&template) of targets 0 and 1: edge-01..13.
     await typeOver('ed-pvs', `packageExpr: "'web'"`, `packageExpr: "'shop-' + repository.labels.region"`);

@@ -57,7 +57,7 @@ pub struct RenderOutcome {
     pub stats: RenderStats,
     /// Where a staged rollout stands (with `spec.rolloutStrategy`; its
     /// `Rollout` condition is among `conditions`).
-    pub rollout: Option<types::RolloutStatus>,
+    pub rollout: Option<rollout::RolloutView>,
 }
 
 /// Counters of one render.
@@ -221,7 +221,11 @@ pub fn render_with(
             &mut plan,
         );
         conditions.push(gated.condition);
-        gated.status
+        rollout::RolloutView {
+            status: gated.status,
+            members: gated.members,
+            held: gated.held,
+        }
     });
     Ok(RenderOutcome {
         package_variants: desired.into_iter().map(|(_, pv)| pv).collect(),

@@ -74,6 +74,22 @@ pub struct Gated {
     pub condition: Condition,
     /// Children whose update waits for a later reconcile.
     pub held: Vec<String>,
+    /// The children of each step (of `status.steps`), in target order.
+    pub members: Vec<Vec<String>>,
+}
+
+/// What a render says of a rollout: the status to write, and for those who
+/// show it (the playground) each step's children and the held updates.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutView {
+    /// `status.rollout`.
+    #[serde(flatten)]
+    pub status: RolloutStatus,
+    /// The children of each step, in target order.
+    pub members: Vec<Vec<String>>,
+    /// Children whose update waits.
+    pub held: Vec<String>,
 }
 
 /// The labels a step selector sees for a child: its repository's labels
@@ -338,7 +354,17 @@ pub fn gate(
             }
         }
     };
+    let members = (0..step_count)
+        .map(|s| {
+            children
+                .iter()
+                .filter(|c| c.step == s)
+                .map(|c| c.name.to_string())
+                .collect()
+        })
+        .collect();
     Gated {
+        members,
         status: RolloutStatus {
             current_step: active.map(step_name).unwrap_or_default(),
             steps,
@@ -660,6 +686,8 @@ mod tests {
         assert!(p.update.is_empty(), "z waits for the canary");
         assert_eq!(g.status.steps.len(), 2);
         assert_eq!(g.status.steps[1].name, REMAINING);
+        assert_eq!(g.members, [vec!["s-a-web"], vec!["s-z-web"]]);
+        assert_eq!(g.held, ["s-z-web"]);
         assert_eq!(g.status.steps[1].pending, 1);
     }
 
