@@ -9,6 +9,10 @@
 #
 #   scripts/fleet-bench.sh [SIZES] [ROUNDS]     # default: 100,1000 and 3
 #
+# FLEET_BENCH_MODES picks the modes (default `v1alpha2 v1alpha1`); mode
+# `rollout` is the default mode on a fleet whose set has a rollout strategy
+# (`scripts/fleet.sh --rollout`), compared with v1alpha2.
+#
 # Fleets are made by scripts/fleet.sh under $FLEET_BENCH_DIR (default
 # target/fleet-bench), each run on a new one; they are all removed at the
 # end, not between runs (a file system such as ext4 allocates inodes more
@@ -52,9 +56,11 @@ EOF
 IFS=, read -r -a sizes <<<"$sizes"
 for n in "${sizes[@]}"; do
     for ((r = 1; r <= rounds; r++)); do
-        for api in v1alpha2 v1alpha1; do
+        for api in ${FLEET_BENCH_MODES:-v1alpha2 v1alpha1}; do
             dir="$work/fleet-$n-$api-$r"
-            scripts/fleet.sh "$n" "$dir"
+            make=()
+            [ "$api" = rollout ] && make=(--rollout)
+            scripts/fleet.sh "$n" "$dir" "${make[@]}"
             flag=()
             [ "$api" = v1alpha1 ] && flag=(--porch-api v1alpha1)
             run "$n $api first" local --init "$dir" "${flag[@]}"
@@ -77,6 +83,8 @@ for label, runs in rows.items():
     ratio = ""
     if api == "v1alpha2" and f"{n} v1alpha1 {kind}" in rows:
         ratio = f"{med / statistics.median(r[0] for r in rows[f'{n} v1alpha1 {kind}']):.2f}x"
+    if api == "rollout" and f"{n} v1alpha2 {kind}" in rows:
+        ratio = f"{med / statistics.median(r[0] for r in rows[f'{n} v1alpha2 {kind}']):.2f}x of v1alpha2"
     print(f"{n:>8}  {api:<8}  {kind:<6}  {med:8.2f}  ({min(secs):.2f}-{max(secs):.2f})"
           f"  {statistics.median(r[1] for r in runs):8}  {runs[0][2]:>13}  {runs[0][3]:>14}  {ratio}")
 EOF

@@ -4,14 +4,18 @@
 # deployment repositories labelled tier=edge (regions in turn) and the
 # example's PackageVariantSet template over them (a repository selector).
 #
-#   scripts/fleet.sh N DIR      # then: porch-variants local --init DIR; porch-variants local DIR
+#   scripts/fleet.sh N DIR [--rollout]   # then: porch-variants local --init DIR; porch-variants local DIR
+#
+# --rollout gives the set examples/fleet's rollout strategy (us-west1
+# first, then the rest, a tenth of them at a time).
 set -euo pipefail
-if [ $# -ne 2 ] || ! [[ "$1" =~ ^[0-9]+$ ]]; then
-    echo "usage: scripts/fleet.sh N DIR" >&2
+if [ $# -lt 2 ] || [ $# -gt 3 ] || ! [[ "$1" =~ ^[0-9]+$ ]] || { [ $# -eq 3 ] && [ "$3" != --rollout ]; }; then
+    echo "usage: scripts/fleet.sh N DIR [--rollout]" >&2
     exit 2
 fi
 n=$1
 dir=$2
+rollout=${3:-}
 src="$(cd "$(dirname "$0")/.." && pwd)/examples/fleet"
 rm -rf "$dir"
 mkdir -p "$dir/packages"
@@ -68,3 +72,15 @@ spec:
       - kind: ConfigMap
         nameExpr: repository.labels.region + '-endpoints'
 EOF
+if [ "$rollout" = --rollout ]; then
+    cat >>"$dir/fleet.yaml" <<'EOF'
+  rolloutStrategy:
+    steps:
+    - name: us-west1
+      selector:
+        matchLabels:
+          fleet.example.com/region: us-west1
+    - name: everyone
+      maxUpdate: 10%
+EOF
+fi

@@ -171,6 +171,15 @@ impl Cluster {
             .expect("joins")
     }
 
+    /// The writes made since the last take, as `METHOD path` lines.
+    fn take_writes(&self) -> Vec<String> {
+        self.take()
+            .iter()
+            .filter(|c| is_write(c))
+            .map(Call::line)
+            .collect()
+    }
+
     fn take(&self) -> Vec<Call> {
         let c = calls(&self.server);
         clear(&self.server);
@@ -1172,23 +1181,13 @@ async fn a_staged_set_updates_the_next_step_only_once_the_first_is_published() {
         blueprint("web:2.0"),
     );
     c.reconcile_set(&staged(true)).await.expect("reconcile");
-    let writes: Vec<String> = c
-        .take()
-        .iter()
-        .filter(|c| is_write(c))
-        .map(Call::line)
-        .collect();
+    let writes = c.take_writes();
     assert!(
         !writes.iter().any(|w| w.starts_with("PUT")),
         "paused: {writes:?}"
     );
     c.reconcile_set(&staged(false)).await.expect("reconcile");
-    let writes: Vec<String> = c
-        .take()
-        .iter()
-        .filter(|c| is_write(c))
-        .map(Call::line)
-        .collect();
+    let writes = c.take_writes();
     assert_eq!(writes[0], format!("PUT {PV_PATH}/fleet-edge-2-web"));
     assert!(!writes.iter().any(|w| w.contains("edge-3")), "{writes:?}");
 }
