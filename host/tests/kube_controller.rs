@@ -1095,8 +1095,9 @@ async fn render_failure_is_reported_in_downstream_targets() {
 /// A staged rollout in Kubernetes mode: a set at blueprint v2 over three
 /// children made from v1, steps `first` (edge-1) and the rest. Only the
 /// first child is updated until its downstream is published from v2; then
-/// the others, one at a time (`maxUpdate: 1`); pause holds them. The status
-/// patch carries each step's counts and the `Rollout` condition.
+/// the others, one at a time (`maxUpdate: 1`); pause holds them, and so
+/// does a failing first child until it recovers. The status patch carries
+/// each step's counts and the `Rollout` condition.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_staged_set_updates_the_next_step_only_once_the_first_is_published() {
     let mut c = Cluster::new();
@@ -1186,6 +1187,34 @@ async fn a_staged_set_updates_the_next_step_only_once_the_first_is_published() {
         !writes.iter().any(|w| w.starts_with("PUT")),
         "paused: {writes:?}"
     );
+    // edge-1 failing stops the rollout, named in the status.
+    // (Each write the API server takes bumps the resource version.)
+    let mut failing = first.clone();
+    failing.metadata.resource_version = "10".into();
+    failing.status.conditions = vec![pv_core::api::Condition {
+        type_: "Ready".into(),
+        status: "False".into(),
+        reason: "Error".into(),
+        ..Default::default()
+    }];
+    put_variant(&mut c.writers, &failing);
+    c.reconcile_set(&staged(false)).await.expect("reconcile");
+    let calls = c.take();
+    assert!(
+        !calls.iter().any(|c| c.method == "PUT"),
+        "failing: {calls:?}"
+    );
+    let status = &calls.iter().rev().find(|c| is_write(c)).unwrap().body["status"];
+    assert_eq!(condition(status, "Rollout").1, "Failed", "{status}");
+    assert_eq!(
+        status["rollout"]["failed"][0], "fleet-edge-1-web",
+        "{status}"
+    );
+
+    // Recovered: the rollout goes on.
+    let mut recovered = first.clone();
+    recovered.metadata.resource_version = "11".into();
+    put_variant(&mut c.writers, &recovered);
     c.reconcile_set(&staged(false)).await.expect("reconcile");
     let writes = c.take_writes();
     assert_eq!(writes[0], format!("PUT {PV_PATH}/fleet-edge-2-web"));
