@@ -1220,3 +1220,74 @@ async fn a_staged_set_updates_the_next_step_only_once_the_first_is_published() {
     assert_eq!(writes[0], format!("PUT {PV_PATH}/fleet-edge-2-web"));
     assert!(!writes.iter().any(|w| w.contains("edge-3")), "{writes:?}");
 }
+
+/// A variant annotated `approval.nephio.org/policy: always` has its draft
+/// proposed once it is Ready and the draft's gates are met, then approved
+/// through Porch's approval subresource; a draft whose gate is not met
+/// waits, and the reconcile comes back for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_policy_proposes_then_approves_the_variants_draft() {
+    let mut c = Cluster::new();
+    let (mut draft, mut pv) = create_variant(&mut c, "east").await;
+    pv.spec
+        .annotations
+        .insert("approval.nephio.org/policy".into(), "always".into());
+    pv.metadata.resource_version = "4".into();
+    assert_eq!(
+        condition(&serde_json::to_value(&pv.status).unwrap(), "Ready").0,
+        "True"
+    );
+
+    // The draft as the annotated variant makes it, with a gate not met:
+    // nothing written, looked at again.
+    draft
+        .metadata
+        .annotations
+        .insert("approval.nephio.org/policy".into(), "always".into());
+    draft.spec.readiness_gates = vec![pv_core::api::package_revision::ReadinessGate {
+        condition_type: "Specialized".into(),
+    }];
+    draft.metadata.resource_version = "8".into();
+    put_revision(&c.ctx.caches, &mut c.writers, &draft);
+    let action = c.reconcile(&pv).await.expect("reconcile");
+    assert_eq!(action, Action::requeue(controller::APPROVAL_RETRY));
+    assert!(
+        !c.take()
+            .iter()
+            .any(|call| call.uri.starts_with(PR_PATH) && is_write(call)),
+        "waits for its gate"
+    );
+
+    // Gate met: proposed.
+    draft.status.conditions = vec![pv_core::api::package_revision::PackageCondition {
+        type_: "Specialized".into(),
+        status: "True".into(),
+        ..Default::default()
+    }];
+    draft.metadata.resource_version = "9".into();
+    put_revision(&c.ctx.caches, &mut c.writers, &draft);
+    c.reconcile(&pv).await.expect("reconcile");
+    let name = draft.metadata.name.clone();
+    let calls = c.take();
+    let put = calls
+        .iter()
+        .find(|call| call.method == "PUT" && call.uri.starts_with(&format!("{PR_PATH}/{name}")))
+        .unwrap_or_else(|| {
+            panic!(
+                "no proposal: {:?}",
+                calls.iter().map(Call::line).collect::<Vec<_>>()
+            )
+        });
+    assert_eq!(put.body["spec"]["lifecycle"], "Proposed");
+
+    // Proposed: approved through the approval subresource.
+    draft.spec.lifecycle = pv_core::api::Lifecycle::Proposed;
+    draft.metadata.resource_version = "10".into();
+    put_revision(&c.ctx.caches, &mut c.writers, &draft);
+    c.reconcile(&pv).await.expect("reconcile");
+    let lines: Vec<String> = c.take().iter().map(Call::line).collect();
+    assert!(
+        lines.contains(&format!("PUT {PR_PATH}/{name}/approval")),
+        "{lines:?}"
+    );
+}

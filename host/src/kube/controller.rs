@@ -24,8 +24,11 @@ use super::recent::Expectations;
 use super::shard::Gates;
 use super::store::KubeStore;
 use crate::engine_api::Core;
-use crate::reconcile::{package_variant, package_variant_set, Ctx, Event, ReconcileError};
+use crate::reconcile::{
+    approval, package_variant, package_variant_set, Ctx, Event, ReconcileError,
+};
 use crate::store::StoreError;
+use pv_core::approval::POLICY as APPROVAL_POLICY;
 
 /// Name of the PackageVariant reconciler (flag value and metric label).
 pub const PACKAGE_VARIANTS: &str = "packagevariants";
@@ -34,6 +37,9 @@ pub const PACKAGE_VARIANT_SETS: &str = "packagevariantsets";
 
 /// How long a replica that is not the leader waits before looking again.
 pub const NOT_LEADER_RETRY: Duration = Duration::from_secs(10);
+/// How soon a variant whose draft waits for its approval (a delay, a gate)
+/// is looked at again; Nephio's approval controller's default.
+pub const APPROVAL_RETRY: Duration = Duration::from_secs(10);
 /// First retry delay after an error (doubled per consecutive failure).
 pub const BACKOFF_BASE: Duration = Duration::from_secs(5);
 /// Longest retry delay.
@@ -341,11 +347,37 @@ pub async fn reconcile_package_variant(
         object: object.clone(),
         source,
     })?;
+    // A variant that asks for an approval policy has its drafts proposed
+    // and approved here, as Nephio's approval controller would.
+    let asks_approval = core_pv.spec.annotations.contains_key(APPROVAL_POLICY);
+    let waiting = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let waits = waiting.clone();
     run_blocking(&ctx, &object, move |rctx, events| {
-        package_variant::reconcile(rctx, &core_pv, events)
+        package_variant::reconcile(rctx, &core_pv, events)?;
+        if asks_approval {
+            // The variant as this reconcile left it (its Ready condition).
+            let (ns, name) = (&core_pv.metadata.namespace, &core_pv.metadata.name);
+            let now = rctx
+                .objects
+                .list_package_variants(Some(ns))?
+                .into_iter()
+                .find(|p| &p.metadata.name == name)
+                .unwrap_or(core_pv);
+            let mut refused = Vec::new();
+            let wait = approval::approve(rctx, std::slice::from_ref(&now), events, &mut refused)?;
+            waits.store(wait, std::sync::atomic::Ordering::Relaxed);
+            for e in refused {
+                tracing::warn!(object = %e.object, detail = %e.detail, "not approved");
+            }
+        }
+        Ok(())
     })
     .await?;
     ctx.succeeded(PACKAGE_VARIANTS, &object);
+    if waiting.load(std::sync::atomic::Ordering::Relaxed) {
+        // A delay or a gate is not an event: look again.
+        return Ok(Action::requeue(APPROVAL_RETRY));
+    }
     // Every input of a reconcile is watched: wait for the next change (a
     // validation error, reported as Stalled, is not retried either).
     Ok(Action::await_change())

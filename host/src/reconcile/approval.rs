@@ -16,13 +16,16 @@ use crate::store::PrFilter;
 
 /// Proposes and approves what the policy allows among the downstream
 /// revisions of `variants`; each lifecycle change is an event, each refusal
-/// (a bad annotation, a missing owner) an error.
+/// (a bad annotation, a missing owner) an error. Returns whether a revision
+/// waits (for its variant, its gates, its render or its delay): a
+/// controller that is not woken by time looks again later.
 pub fn approve(
     ctx: &Ctx<'_>,
     variants: &[PackageVariant],
     events: &mut Vec<Event>,
     errors: &mut Vec<Event>,
-) -> Result<(), ReconcileError> {
+) -> Result<bool, ReconcileError> {
+    let mut waiting = false;
     let by_name: BTreeMap<(&str, &str), &PackageVariant> = variants
         .iter()
         .map(|pv| {
@@ -54,6 +57,7 @@ pub fn approve(
                 Decision::Ignore => continue,
                 Decision::Wait(why) => {
                     tracing::debug!(revision = %pr.metadata.name, %why, "not approved yet");
+                    waiting = true;
                     continue;
                 }
                 Decision::Refuse(why) => {
@@ -83,5 +87,5 @@ pub fn approve(
             }
         }
     }
-    Ok(())
+    Ok(waiting)
 }

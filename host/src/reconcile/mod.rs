@@ -413,7 +413,8 @@ pub fn run_to_fixed_point_quiet(
             }
         }
         let before = events.len();
-        approval::approve(ctx, &pvs, &mut events, &mut errors)?;
+        // Waiting revisions are looked at again by the next run.
+        let _waiting = approval::approve(ctx, &pvs, &mut events, &mut errors)?;
         events[before..].iter().for_each(|e| progress.event(e));
         report.package_variants = pvs.len();
         report.package_variant_sets = sets.len();
