@@ -22,7 +22,7 @@
 
 use crate::api::package_revision::Lifecycle;
 use crate::api::{PackageRevision, PackageVariant};
-use crate::repo::time::{Duration, Time};
+use crate::time::{Duration, Time};
 
 /// The policy annotation.
 pub const POLICY: &str = "approval.nephio.org/policy";

@@ -15,6 +15,7 @@ pub mod prc;
 pub mod render;
 mod replay;
 pub mod repo;
+pub mod time;
 pub mod variant;
 pub mod variantset;
 pub mod yaml;

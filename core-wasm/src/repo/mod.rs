@@ -34,7 +34,9 @@ pub mod intervals;
 pub mod reconcile;
 pub mod status;
 pub mod sync;
-pub mod time;
+/// Go's instants and durations, shared with the other controllers
+/// ([`crate::time`]); kept here under its old path.
+pub use crate::time;
 
 use crate::api::meta::Condition;
 use crate::api::repository::Repository;

@@ -1,6 +1,7 @@
 //! Instants and durations as Go's `time` package has them, for the
-//! Repository controller's scheduling: [`Time`] (an instant in UTC with
-//! nanoseconds, Go's zero time included) and [`Duration`] (signed
+//! Repository controller's scheduling and the approval policy's delay:
+//! [`Time`] (an instant in UTC with nanoseconds, Go's zero time included)
+//! and [`Duration`] (signed
 //! nanoseconds in an `i64`, parsed and printed in Go notation: `30s`,
 //! `1h0m0s`).
 //!
