@@ -283,27 +283,21 @@ pub fn run(args: &EvalArgs) -> anyhow::Result<ExitCode> {
         root_path: dir.to_string_lossy().into_owned(),
         eval: Some(spec),
     };
-    let runtime = HostRuntime::new(
+    let mut runtime = HostRuntime::for_command(
         &dir,
-        allow_exec,
-        args.exec_timeout,
-        &args.image_prefix,
-        args.fn_dir.as_deref(),
-    )?
-    .with_runner(args.runner.runner()?)
-    .with_container(
-        super::container::ContainerRuntime::find(
-            &args.container,
-            std::env::var_os("PATH").as_deref(),
-            std::time::Duration::from_secs(args.exec_timeout),
-        )
-        .map_err(|e| anyhow::anyhow!(e))?
-        .map(|mut c| {
-            c.network = args.network;
-            c.mounts = args.mount.clone();
-            c
-        }),
-    );
+        &super::RuntimeFlags {
+            allow_exec,
+            exec_timeout: args.exec_timeout,
+            image_prefix: &args.image_prefix,
+            fn_dir: args.fn_dir.as_deref(),
+            runner: &args.runner,
+            container: &args.container,
+        },
+    )?;
+    if let Some(c) = runtime.container.as_mut() {
+        c.network = args.network;
+        c.mounts = args.mount.clone();
+    }
     let out = if output == Output::InPlace {
         render_and_write(&dir, before, &opts, runtime, args.native_core)?
     } else {

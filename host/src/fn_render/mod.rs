@@ -216,6 +216,23 @@ pub fn write_changes_on_disk(
     crate::package_dir::write_changes_on_disk(dir, read, after)
 }
 
+/// The flags `fn render` and `fn eval` share about where functions run.
+#[derive(Debug, Clone, Copy)]
+pub struct RuntimeFlags<'a> {
+    /// `--allow-exec`.
+    pub allow_exec: bool,
+    /// `--exec-timeout`, in seconds.
+    pub exec_timeout: u64,
+    /// `--image-prefix`.
+    pub image_prefix: &'a str,
+    /// `--fn-dir`.
+    pub fn_dir: Option<&'a Path>,
+    /// Porch's function runner.
+    pub runner: &'a crate::function_runner::RunnerArgs,
+    /// `--container-runtime`.
+    pub container: &'a container::ContainerArgs,
+}
+
 /// The host's runtime for functions that are not builtins.
 pub struct HostRuntime {
     /// Run `exec:` functions.
@@ -305,22 +322,17 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
         root_path: dir.to_string_lossy().into_owned(),
         ..RenderOptions::default()
     };
-    let runtime = HostRuntime::new(
+    let runtime = HostRuntime::for_command(
         &dir,
-        args.allow_exec,
-        args.exec_timeout,
-        &args.image_prefix,
-        args.fn_dir.as_deref(),
-    )?
-    .with_runner(args.runner.runner()?)
-    .with_container(
-        container::ContainerRuntime::find(
-            &args.container,
-            std::env::var_os("PATH").as_deref(),
-            Duration::from_secs(args.exec_timeout),
-        )
-        .map_err(|e| anyhow::anyhow!(e))?,
-    );
+        &RuntimeFlags {
+            allow_exec: args.allow_exec,
+            exec_timeout: args.exec_timeout,
+            image_prefix: &args.image_prefix,
+            fn_dir: args.fn_dir.as_deref(),
+            runner: &args.runner,
+            container: &args.container,
+        },
+    )?;
     let out = render_and_write(&dir, before, &opts, runtime, args.native_core)?;
     report(&dir, args.results_dir.as_deref(), &out)
 }
@@ -394,6 +406,27 @@ impl HostRuntime {
             runner: None,
             container: None,
         })
+    }
+
+    /// The runtime a `fn` command's flags ask for on the package at `dir`:
+    /// [`HostRuntime::new`], then the function runner and the container
+    /// runtime (found on `PATH`) the flags name.
+    pub fn for_command(dir: &Path, flags: &RuntimeFlags<'_>) -> anyhow::Result<Self> {
+        let container = container::ContainerRuntime::find(
+            flags.container,
+            std::env::var_os("PATH").as_deref(),
+            Duration::from_secs(flags.exec_timeout),
+        )
+        .map_err(|e| anyhow::anyhow!(e))?;
+        Ok(HostRuntime::new(
+            dir,
+            flags.allow_exec,
+            flags.exec_timeout,
+            flags.image_prefix,
+            flags.fn_dir,
+        )?
+        .with_runner(flags.runner.runner()?)
+        .with_container(container))
     }
 
     /// The same runtime, sending what nothing here provides to `runner`.
