@@ -48,16 +48,6 @@ pub enum Decision {
     Approve,
 }
 
-/// Whether every readiness gate of `pr` has a `True` condition.
-pub fn gates_met(pr: &PackageRevision) -> bool {
-    pr.spec.readiness_gates.iter().all(|g| {
-        pr.status
-            .conditions
-            .iter()
-            .any(|c| c.type_ == g.condition_type && c.status == "True")
-    })
-}
-
 /// The owning PackageVariant's name, when `pr` has one.
 pub fn owner_variant(pr: &PackageRevision) -> Option<&str> {
     pr.metadata
@@ -95,7 +85,7 @@ pub fn decide(
             return Decision::Wait(format!("owning PackageVariant {name} not Ready"));
         }
     }
-    if !gates_met(pr) {
+    if !pr.gates_met() {
         return Decision::Wait("readiness gates not met".to_string());
     }
     if let Some(c) = pr

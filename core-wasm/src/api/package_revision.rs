@@ -54,6 +54,23 @@ pub enum Lifecycle {
     DeletionProposed,
 }
 
+impl PackageRevision {
+    /// `PackageRevisionIsReady`: every readiness gate has a condition of
+    /// its type with status `True` (no gates: ready).
+    pub fn gates_met(&self) -> bool {
+        gates_met(&self.spec.readiness_gates, &self.status.conditions)
+    }
+}
+
+/// `PackageRevisionIsReady` over a revision's gates and conditions.
+pub fn gates_met(gates: &[ReadinessGate], conditions: &[PackageCondition]) -> bool {
+    gates.iter().all(|g| {
+        conditions
+            .iter()
+            .any(|c| c.type_ == g.condition_type && c.status == "True")
+    })
+}
+
 impl Lifecycle {
     /// `LifecycleIsPublished`: Published or DeletionProposed.
     pub fn is_published(self) -> bool {

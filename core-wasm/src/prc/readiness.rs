@@ -19,11 +19,7 @@ pub fn is_package_creation(source: Option<&Source>) -> bool {
 /// `PackageRevisionIsReady`: every gate has a package condition of its
 /// type with status `True` (no gates: ready).
 pub fn is_ready(gates: &[ReadinessGate], conditions: &[PackageCondition]) -> bool {
-    gates.iter().all(|g| {
-        conditions
-            .iter()
-            .any(|c| c.type_ == g.condition_type && c.status == "True")
-    })
+    crate::api::package_revision::gates_met(gates, conditions)
 }
 
 /// `KptfileToPackageConditions`: the Kptfile's `status.conditions`; `None`

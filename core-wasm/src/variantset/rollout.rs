@@ -160,16 +160,6 @@ fn is_failing(pv: &PackageVariant) -> bool {
         })
 }
 
-/// Whether every readiness gate of `pr` has a `True` condition.
-fn is_ready(pr: &PackageRevision) -> bool {
-    pr.spec.readiness_gates.iter().all(|g| {
-        pr.status
-            .conditions
-            .iter()
-            .any(|c| c.type_ == g.condition_type && c.status == "True")
-    })
-}
-
 /// The state of an existing child whose spec is the desired one.
 fn applied_state(
     pv: &PackageVariant,
@@ -189,7 +179,7 @@ fn applied_state(
         .filter(|pr| pr.spec.lifecycle == Lifecycle::Published)
         .max_by_key(|pr| pr.spec.revision);
     match latest {
-        Some(pr) if !open && is_up_to_date(pr, upstream) && (!require_ready || is_ready(pr)) => {
+        Some(pr) if !open && is_up_to_date(pr, upstream) && (!require_ready || pr.gates_met()) => {
             State::Done
         }
         _ => State::Updating,
