@@ -55,6 +55,7 @@ impl Cluster {
         let ctx = Arc::new(PrcContext {
             client: fake_client(server.clone()),
             revisions: prs.as_reader(),
+            index: Default::default(),
             repositories: repo_store,
             core: Arc::new(NativeCore),
             renderer: Some(Arc::new(porch_variants::local::cli::draft_renderer(
@@ -78,8 +79,9 @@ impl Cluster {
 
     fn put(&mut self, obj: Value) -> Arc<DynamicObject> {
         let o: DynamicObject = serde_json::from_value(obj).unwrap();
-        self.prs
-            .apply_watcher_event(&watcher::Event::Apply(o.clone()));
+        let event = watcher::Event::Apply(o.clone());
+        self.prs.apply_watcher_event(&event);
+        self.ctx.index.apply(&event);
         Arc::new(o)
     }
 

@@ -100,6 +100,7 @@ impl Cluster {
         let git = Arc::new(PrcContext {
             client: client.clone(),
             revisions: Writer::<DynamicObject>::new(api_resource()).as_reader(),
+            index: Default::default(),
             repositories: repo_store.clone(),
             core: Arc::new(NativeCore),
             renderer: None,

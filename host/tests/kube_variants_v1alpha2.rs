@@ -67,7 +67,7 @@ struct Cluster {
     ctx: Arc<Context>,
     prc: Arc<PrcContext>,
     writers: CacheWriters,
-    v2: Writer<DynamicObject>,
+    v2: V2Cache,
     root: tempfile::TempDir,
 }
 
@@ -85,12 +85,13 @@ impl Cluster {
                 .repositories
                 .apply_watcher_event(&watcher::Event::Apply(repository(r)));
         }
-        let mut v2 = Writer::<DynamicObject>::new(api_resource());
+        let mut v2 = V2Cache::default();
         let (tx, leader) = watch::channel(true);
         std::mem::forget(tx);
         let prc = Arc::new(PrcContext {
             client: client.clone(),
-            revisions: v2.as_reader(),
+            revisions: v2.writer.as_reader(),
+            index: v2.index.clone(),
             repositories: caches.repositories.clone(),
             core: Arc::new(NativeCore),
             renderer: Some(Arc::new(porch_variants::local::cli::draft_renderer(
@@ -178,9 +179,26 @@ fn git(root: &std::path::Path) -> GitRevisions {
     git_support::open_repos(root, ["blueprints", "edge-1"])
 }
 
-fn put(w: &mut Writer<DynamicObject>, obj: Value) -> Arc<DynamicObject> {
+/// The v1alpha2 watch cache and its index, filled as the watch would.
+struct V2Cache {
+    writer: Writer<DynamicObject>,
+    index: Arc<porch_variants::kube::cache::RevisionIndex>,
+}
+
+impl Default for V2Cache {
+    fn default() -> Self {
+        V2Cache {
+            writer: Writer::new(api_resource()),
+            index: Default::default(),
+        }
+    }
+}
+
+fn put(w: &mut V2Cache, obj: Value) -> Arc<DynamicObject> {
     let o: DynamicObject = serde_json::from_value(obj).unwrap();
-    w.apply_watcher_event(&watcher::Event::Apply(o.clone()));
+    let event = watcher::Event::Apply(o.clone());
+    w.writer.apply_watcher_event(&event);
+    w.index.apply(&event);
     Arc::new(o)
 }
 
@@ -425,4 +443,56 @@ async fn deleting_the_variant_proposes_deletion_orphans_and_lets_go() {
     // Git keeps the revision, with no owner recorded for it.
     let in_git = git(c.root.path()).get(NS, &downstream).unwrap();
     assert!(in_git.metadata.owner_references.is_empty());
+}
+
+/// A Repository of the namespace that no reconcile below reads: a remote
+/// one whose Secret does not exist, and a local one whose repository is
+/// missing. Opened, either would fail the reconcile (and the first would
+/// cost a GET of its Secret).
+fn unrelated_repositories(c: &mut Cluster) {
+    let remote: pv_core::variantset::Repository = serde_json::from_value(json!({
+        "apiVersion": "config.porch.kpt.dev/v1alpha1", "kind": "Repository",
+        "metadata": {"name": "elsewhere", "namespace": NS, "uid": "uid-elsewhere"},
+        "spec": {"type": "git", "git": {"repo": "https://git.example.invalid/elsewhere.git",
+                 "branch": "main", "secretRef": {"name": "missing"}}},
+    }))
+    .unwrap();
+    for r in [Repository::from_core(&remote).unwrap(), repository("ghost")] {
+        c.writers
+            .repositories
+            .apply_watcher_event(&watcher::Event::Apply(r));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reconcile_opens_only_the_repositories_it_reads() {
+    let mut c = Cluster::new();
+    unrelated_repositories(&mut c);
+    let pv = variant();
+
+    // The variant declares its draft: no Secret read, nothing failed.
+    c.reconcile(&pv).await.expect_err("waits for the source");
+    let calls = c.take();
+    assert_eq!(
+        line_list(&calls),
+        vec![
+            format!("PUT {PV_PATH}/pv1"),
+            format!("POST {V2_PATH}"),
+            format!("PATCH {PV_PATH}/pv1/status"),
+        ]
+    );
+    // The PackageRevision controller clones the blueprint into edge-1.
+    let mut declared = calls[1].body.clone();
+    declared["metadata"]["resourceVersion"] = json!("10");
+    let obj = put(&mut c.v2, declared);
+    porch_variants::kube::prc::reconcile(obj, c.prc.clone())
+        .await
+        .expect("the source runs");
+    let prc_calls = c.take();
+    assert!(
+        prc_calls.iter().all(|call| !call.uri.contains("/secrets/")),
+        "{:?}",
+        line_list(&prc_calls)
+    );
+    assert!(c.files(DRAFT)["deployment.yaml"].contains("name: web"));
 }

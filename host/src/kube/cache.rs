@@ -13,7 +13,7 @@ use kube::ResourceExt;
 use super::api::{PackageRevision, PackageVariant, PackageVariantSet, Repository};
 
 /// `(namespace, repository, package)`.
-type PackageKey = (String, String, String);
+pub type PackageKey = (String, String, String);
 /// `(namespace, name)`.
 type NameKey = (String, String);
 
@@ -25,15 +25,11 @@ struct Entries {
 }
 
 impl Entries {
-    fn insert(&mut self, pr: &PackageRevision) {
-        let ns = pr.namespace().unwrap_or_default();
-        let name = pr.name_any();
+    fn insert(&mut self, pr: &impl Indexed) {
+        let (ns, name) = (pr.namespace().unwrap_or_default(), pr.name_any());
         self.remove(&ns, &name);
-        let package = (
-            ns.clone(),
-            pr.spec.repository.clone(),
-            pr.spec.package_name.clone(),
-        );
+        let (repository, package) = pr.package();
+        let package = (ns.clone(), repository, package);
         let owners: Vec<String> = pr
             .owner_references()
             .iter()
@@ -73,8 +69,34 @@ impl Entries {
     }
 }
 
+/// A PackageRevision as the index reads it: v1alpha1 (typed) or v1alpha2
+/// (the watch's dynamic object).
+pub trait Indexed: ResourceExt {
+    /// `(spec.repository, spec.packageName)`.
+    fn package(&self) -> (String, String);
+}
+
+impl Indexed for PackageRevision {
+    fn package(&self) -> (String, String) {
+        (self.spec.repository.clone(), self.spec.package_name.clone())
+    }
+}
+
+impl Indexed for DynamicObject {
+    fn package(&self) -> (String, String) {
+        let field = |f: &str| {
+            self.data["spec"][f]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        };
+        (field("repository"), field("packageName"))
+    }
+}
+
 /// PackageRevision names by repository/package and by owner UID, kept in
-/// step with the PackageRevision reflector by [`RevisionIndex::apply`].
+/// step with a PackageRevision reflector (v1alpha1 or v1alpha2) by
+/// [`RevisionIndex::apply`].
 #[derive(Debug, Default)]
 pub struct RevisionIndex {
     live: RwLock<Entries>,
@@ -85,7 +107,7 @@ pub struct RevisionIndex {
 impl RevisionIndex {
     /// Applies one watcher event (a relist is swapped in at `InitDone`, as
     /// the reflector store does).
-    pub fn apply(&self, event: &watcher::Event<PackageRevision>) {
+    pub fn apply<K: Indexed>(&self, event: &watcher::Event<K>) {
         match event {
             watcher::Event::Apply(pr) => self.write().insert(pr),
             watcher::Event::Delete(pr) => self
@@ -132,6 +154,27 @@ impl RevisionIndex {
             .get(&(ns.to_string(), repository.to_string(), package.to_string()))
             .map(|s| s.iter().cloned().collect())
             .unwrap_or_default()
+    }
+
+    /// The `(namespace, repository, package)` of each revision owned by
+    /// `uid`.
+    pub fn packages_owned_by(&self, uid: &str) -> Vec<PackageKey> {
+        let entries = self.read();
+        entries
+            .by_owner
+            .get(uid)
+            .into_iter()
+            .flatten()
+            .filter_map(|key| entries.keys.get(key).map(|(package, _)| package.clone()))
+            .collect()
+    }
+
+    /// The `(namespace, repository, package)` of revision `ns/name`.
+    pub fn package_of(&self, ns: &str, name: &str) -> Option<PackageKey> {
+        self.read()
+            .keys
+            .get(&(ns.to_string(), name.to_string()))
+            .map(|(package, _)| package.clone())
     }
 
     /// `(namespace, name)` of the revisions owned by `uid`.

@@ -222,9 +222,34 @@ fn log_events(events: &[Event]) {
     }
 }
 
+/// The Repositories a variant's reconcile reads in v1alpha2 mode: its
+/// upstream's and downstream's, and those holding revisions it owns.
+fn variant_scope(ctx: &Context, pv: &pv_core::api::PackageVariant) -> super::prc::RepoScope {
+    let mut names = std::collections::BTreeSet::new();
+    if let Some(u) = &pv.spec.upstream {
+        names.insert(u.repo.clone());
+    }
+    if let Some(d) = &pv.spec.downstream {
+        names.insert(d.repo.clone());
+    }
+    if let Some(prc) = &ctx.v1alpha2 {
+        for (ns, repository, _) in prc.index.packages_owned_by(&pv.metadata.uid) {
+            if ns == pv.metadata.namespace {
+                names.insert(repository);
+            }
+        }
+    }
+    super::prc::RepoScope::Only(names)
+}
+
 /// Runs `f` (a synchronous reconcile over a [`KubeStore`]) on a blocking
-/// thread.
-async fn run_blocking<F>(ctx: &Arc<Context>, object: &str, f: F) -> Result<Vec<Event>, Error>
+/// thread; in v1alpha2 mode it opens the Git repositories of `scope`.
+async fn run_blocking<F>(
+    ctx: &Arc<Context>,
+    object: &str,
+    scope: super::prc::RepoScope,
+    f: F,
+) -> Result<Vec<Event>, Error>
 where
     F: FnOnce(&Ctx<'_>, &mut Vec<Event>) -> Result<(), ReconcileError> + Send + 'static,
 {
@@ -254,8 +279,8 @@ where
         };
         // v1alpha2: revisions are the v1alpha2 objects, content the
         // Repositories' Git; the PackageRevision controller renders.
-        let git =
-            match super::prc::repo_configs(&prc, &handle, &namespace).and_then(|(local, remote)| {
+        let git = match super::prc::repo_configs_in(&prc, &handle, &namespace, &scope).and_then(
+            |(local, remote)| {
                 let options = crate::store::remote::RemoteOptions {
                     reuse_fetch_for: prc.git_fetch_interval,
                     ..Default::default()
@@ -263,16 +288,17 @@ where
                 crate::store::remote::RemoteRevisions::open_with(local, remote, options)
                     .map(|git| git.fenced(gate.clone()))
                     .map_err(|e| e.to_string())
-            }) {
-                Ok(git) => git,
-                Err(message) => {
-                    let e = ReconcileError::Store(StoreError::Data {
-                        context: format!("the Git repositories of namespace {namespace}"),
-                        message,
-                    });
-                    return (Err(e), events);
-                }
-            };
+            },
+        ) {
+            Ok(git) => git,
+            Err(message) => {
+                let e = ReconcileError::Store(StoreError::Data {
+                    context: format!("the Git repositories of namespace {namespace}"),
+                    message,
+                });
+                return (Err(e), events);
+            }
+        };
         let objects = super::v1alpha2::KubeV2Objects::new(&prc, &v2_recent, handle, gate);
         let revisions = crate::store::v1alpha2::V2Revisions::new(&objects, &git, None);
         let rctx = Ctx {
@@ -352,7 +378,8 @@ pub async fn reconcile_package_variant(
     let asks_approval = core_pv.spec.annotations.contains_key(APPROVAL_POLICY);
     let waiting = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let waits = waiting.clone();
-    run_blocking(&ctx, &object, move |rctx, events| {
+    let scope = variant_scope(&ctx, &core_pv);
+    run_blocking(&ctx, &object, scope, move |rctx, events| {
         package_variant::reconcile(rctx, &core_pv, events)?;
         if asks_approval {
             // The variant as this reconcile left it (its Ready condition).
@@ -399,9 +426,12 @@ pub async fn reconcile_package_variant_set(
         object: object.clone(),
         source,
     })?;
-    run_blocking(&ctx, &object, move |rctx, events| {
-        package_variant_set::reconcile(rctx, &core_pvs, events)
-    })
+    run_blocking(
+        &ctx,
+        &object,
+        super::prc::RepoScope::All,
+        move |rctx, events| package_variant_set::reconcile(rctx, &core_pvs, events),
+    )
     .await?;
     ctx.succeeded(PACKAGE_VARIANT_SETS, &object);
     Ok(Action::await_change())

@@ -85,6 +85,9 @@ pub struct PrcContext {
     pub client: Client,
     /// The v1alpha2 PackageRevisions.
     pub revisions: Store<DynamicObject>,
+    /// Their names by repository/package and by owner, kept in step with
+    /// `revisions` (each watch event is applied to both).
+    pub index: Arc<super::cache::RevisionIndex>,
     /// The Repositories.
     pub repositories: Store<Repository>,
     /// Decisions.
@@ -245,16 +248,17 @@ impl PrApi for KubePrApi<'_> {
             ("spec.repository".to_string(), repository.to_string()),
             ("spec.packageName".to_string(), package.to_string()),
         ]);
+        // Only the package's objects, found by the index, are copied and
+        // typed.
         let mut items: Vec<Value> = self
             .ctx
-            .revisions
-            .state()
-            .iter()
-            .filter(|o| o.namespace().as_deref() == Some(namespace))
-            // Only the package's objects are copied and typed.
-            .filter(|o| {
-                o.data["spec"]["repository"].as_str() == Some(repository)
-                    && o.data["spec"]["packageName"].as_str() == Some(package)
+            .index
+            .by_package(namespace, repository, package)
+            .into_iter()
+            .filter_map(|name| {
+                self.ctx
+                    .revisions
+                    .get(&ObjectRef::new_with(&name, api_resource()).within(namespace))
             })
             .filter_map(|o| serde_json::to_value(o.as_ref()).ok())
             .filter(|v| {
@@ -281,11 +285,44 @@ pub fn repo_configs(
     handle: &Handle,
     namespace: &str,
 ) -> Result<(Vec<GitRepoConfig>, Vec<RemoteConfig>), String> {
+    repo_configs_in(ctx, handle, namespace, &RepoScope::All)
+}
+
+/// Which of a namespace's Repositories a reconcile opens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RepoScope {
+    /// Every one (a PackageVariantSet's reconcile, which may read any).
+    All,
+    /// These, by name (a reconcile that reads what it names): its cost
+    /// does not grow with the namespace's Repositories, and a remote
+    /// Repository's Secret is read only when the reconcile needs it.
+    Only(std::collections::BTreeSet<String>),
+}
+
+/// [`repo_configs`] of the Repositories in `scope`.
+pub fn repo_configs_in(
+    ctx: &PrcContext,
+    handle: &Handle,
+    namespace: &str,
+    scope: &RepoScope,
+) -> Result<(Vec<GitRepoConfig>, Vec<RemoteConfig>), String> {
+    let repositories: Vec<Arc<Repository>> = match scope {
+        RepoScope::All => ctx
+            .repositories
+            .state()
+            .into_iter()
+            .filter(|r| r.namespace().as_deref() == Some(namespace))
+            .collect(),
+        RepoScope::Only(names) => names
+            .iter()
+            .filter_map(|name| {
+                ctx.repositories
+                    .get(&ObjectRef::new(name).within(namespace))
+            })
+            .collect(),
+    };
     let (mut local, mut remote) = (Vec::new(), Vec::new());
-    for r in ctx.repositories.state().iter() {
-        if r.namespace().as_deref() != Some(namespace) {
-            continue;
-        }
+    for r in &repositories {
         let Ok(v) = serde_json::to_value(r.as_ref()) else {
             continue;
         };
@@ -342,6 +379,47 @@ pub fn repo_configs(
     Ok((local, remote))
 }
 
+/// The Repositories a reconcile of v1alpha2 PackageRevision `obj` reads:
+/// its own, and that of every revision its spec names (the source's
+/// upstream, an upgrade's old and new upstream and current package), found
+/// in the cache or by the prefixes of the name.
+pub fn revision_scope(ctx: &PrcContext, obj: &DynamicObject) -> RepoScope {
+    fn strings<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
+        match v {
+            Value::String(s) => out.push(s),
+            Value::Array(items) => items.iter().for_each(|i| strings(i, out)),
+            Value::Object(fields) => fields.values().for_each(|f| strings(f, out)),
+            _ => {}
+        }
+    }
+    let ns = obj.namespace().unwrap_or_default();
+    let spec = &obj.data["spec"];
+    let mut names = std::collections::BTreeSet::new();
+    if let Some(r) = spec["repository"].as_str() {
+        names.insert(r.to_string());
+    }
+    let mut named = Vec::new();
+    strings(spec, &mut named);
+    for s in named {
+        if let Some((_, repository, _)) = ctx.index.package_of(&ns, s) {
+            names.insert(repository);
+        }
+        // As the Git store finds a revision not yet cached: by the
+        // prefixes of its name that are Repositories.
+        for (i, _) in s.match_indices('.') {
+            let prefix = &s[..i];
+            if ctx
+                .repositories
+                .get(&ObjectRef::new(prefix).within(&ns))
+                .is_some()
+            {
+                names.insert(prefix.to_string());
+            }
+        }
+    }
+    RepoScope::Only(names)
+}
+
 /// Whether an update of a PackageRevision should wake the controller:
 /// upstream's GenerationChangedPredicate or a changed render-request
 /// annotation (absent = "").
@@ -371,8 +449,9 @@ pub async fn reconcile(obj: Arc<DynamicObject>, ctx: Arc<PrcContext>) -> Result<
     let handle = Handle::current();
     let c = ctx.clone();
     let (n, nm) = (ns.clone(), name.clone());
+    let scope = revision_scope(&ctx, &obj);
     let outcome = tokio::task::spawn_blocking(move || -> Result<_, String> {
-        let (local, remote) = repo_configs(&c, &handle, &n)?;
+        let (local, remote) = repo_configs_in(&c, &handle, &n, &scope)?;
         let options = RemoteOptions {
             reuse_fetch_for: c.git_fetch_interval,
             ..RemoteOptions::default()

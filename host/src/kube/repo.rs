@@ -358,10 +358,10 @@ impl Executor<'_> {
         namespace: &str,
         name: &str,
     ) -> CallResult<(Vec<GitRepoConfig>, Vec<crate::store::remote::RemoteConfig>)> {
-        let (local, remote) = super::prc::repo_configs(&self.ctx.git, &self.handle, namespace)
-            .map_err(CallError::Failed)?;
-        let local: Vec<_> = local.into_iter().filter(|c| c.name == name).collect();
-        let remote: Vec<_> = remote.into_iter().filter(|c| c.repo.name == name).collect();
+        let only = super::prc::RepoScope::Only([name.to_string()].into());
+        let (local, remote) =
+            super::prc::repo_configs_in(&self.ctx.git, &self.handle, namespace, &only)
+                .map_err(CallError::Failed)?;
         if local.is_empty() && remote.is_empty() {
             return Err(CallError::Failed(format!(
                 "Repository {namespace}/{name}: no Git repository (spec.git.repo) is configured"

@@ -626,6 +626,7 @@ pub async fn run_with(
     // changed render request (upstream's event filter), or a deletion.
     let prc_writer = reflector::store::Writer::<DynamicObject>::new(prc_resource.clone());
     let prc_store = prc_writer.as_reader();
+    let prc_index = Arc::new(RevisionIndex::default());
     let (prc_tx, prc_rx) = mpsc::unbounded_channel::<DynamicObject>();
     let prc_all_tx = prc_tx.clone();
     if watch_v2 {
@@ -634,7 +635,9 @@ pub async fn run_with(
         let (caches, pv_ref_tx, pvs_ref_tx) =
             (caches.clone(), pv_ref_tx.clone(), pvs_ref_tx.clone());
         let recent = expectations.v1alpha2.clone();
+        let index = prc_index.clone();
         spawn_reflector(prc_api, prc_writer, move |event| {
+            index.apply(event);
             if v2 {
                 observe(&recent, event);
             }
@@ -680,6 +683,7 @@ pub async fn run_with(
     let synced = {
         let (caches, waiting_for) = (caches.clone(), waiting_for.clone());
         let prc_wait = prc_store.clone();
+        let prc_index = prc_index.clone();
         async move {
             let w = waiting_for.as_ref();
             first_sync(w, "PackageVariant".into(), &caches.package_variants).await?;
@@ -694,6 +698,9 @@ pub async fn run_with(
             first_sync(w, "Repository".into(), &caches.repositories).await?;
             if watch_v2 {
                 first_sync(w, "PackageRevision (v1alpha2)".into(), &prc_wait).await?;
+                while !prc_index.is_synced() {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
             }
             for ((api_version, kind), store) in caches.objects.stores() {
                 first_sync(w, format!("{api_version}/{kind}"), &store).await?;
@@ -796,6 +803,7 @@ pub async fn run_with(
     let prc_ctx = Arc::new(super::prc::PrcContext {
         client: client.clone(),
         revisions: prc_store.clone(),
+        index: prc_index.clone(),
         repositories: caches.repositories.clone(),
         core: core.clone(),
         renderer: Some(Arc::new(crate::local::cli::draft_renderer(

@@ -87,16 +87,34 @@ impl<'a> KubeV2Objects<'a> {
 
 impl PrObjects for KubeV2Objects<'_> {
     fn list(&self, namespace: &str, filter: &PrFilter) -> CallResult<Vec<Value>> {
-        // The cache's objects are tested where they lie; only those that
+        // The index names the candidates (the whole cache is scanned only
+        // for a list by neither package nor owner); only the objects that
         // pass are copied (and this process's writes, read over them).
-        let mut names: Vec<String> = self
-            .ctx
-            .revisions
-            .state()
-            .iter()
-            .filter(|o| o.namespace().as_deref() == Some(namespace))
-            .filter(|o| dynamic_matches(o, filter))
-            .map(|o| o.name_any())
+        let index = &self.ctx.index;
+        let candidates: Vec<String> = match (&filter.repository, &filter.package, &filter.owner_uid)
+        {
+            (Some(r), Some(p), _) => index.by_package(namespace, r, p),
+            (_, _, Some(uid)) => index
+                .by_owner(uid)
+                .into_iter()
+                .filter(|(ns, _)| ns == namespace)
+                .map(|(_, name)| name)
+                .collect(),
+            _ => self
+                .ctx
+                .revisions
+                .state()
+                .iter()
+                .filter(|o| o.namespace().as_deref() == Some(namespace))
+                .map(|o| o.name_any())
+                .collect(),
+        };
+        let mut names: Vec<String> = candidates
+            .into_iter()
+            .filter(|name| {
+                self.cached(namespace, name)
+                    .is_some_and(|o| dynamic_matches(&o, filter))
+            })
             .collect();
         names.extend(self.recent.names(namespace));
         names.sort();
