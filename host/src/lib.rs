@@ -1,6 +1,7 @@
 //! The porch-variants host: runs the package-editing component (see
 //! [`component`]) for the controllers and the command line.
 
+pub mod clock;
 pub mod component;
 pub mod engine_api;
 pub mod fn_render;

@@ -58,10 +58,9 @@ impl Cluster {
             index: Default::default(),
             repositories: repo_store,
             core: Arc::new(NativeCore),
-            renderer: Some(Arc::new(porch_variants::local::cli::draft_renderer(
-                root.path(),
-                None,
-            ))),
+            renderer: Some(Arc::new(
+                porch_variants::reconcile::DraftRenderer::porch_server(root.path(), None),
+            )),
             slots: Arc::new(RenderSlots::new(slots)),
             config: pv_core::prc::reconcile::Config::default(),
             git_root: root.path().to_path_buf(),

@@ -94,10 +94,9 @@ impl Cluster {
             index: v2.index.clone(),
             repositories: caches.repositories.clone(),
             core: Arc::new(NativeCore),
-            renderer: Some(Arc::new(porch_variants::local::cli::draft_renderer(
-                root.path(),
-                None,
-            ))),
+            renderer: Some(Arc::new(
+                porch_variants::reconcile::DraftRenderer::porch_server(root.path(), None),
+            )),
             slots: Arc::new(RenderSlots::new(0)),
             config: pv_core::prc::reconcile::Config::default(),
             git_root: root.path().to_path_buf(),

@@ -8,8 +8,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use porch_variants::engine_api::NativeCore;
-use porch_variants::local::cli::{draft_renderer, open_repositories};
+use porch_variants::local::cli::open_repositories;
 use porch_variants::local::rpkg::{reconcile_declared, Session};
+use porch_variants::reconcile::DraftRenderer;
 use porch_variants::store::faulty::{FaultPlan, FaultSchedule, Faulty, WriteFault};
 use porch_variants::store::{PackageRevisionStore, PrFilter};
 use serde_json::{json, Value};
@@ -52,7 +53,7 @@ fn run(dir: &Path, plan: std::sync::Arc<FaultPlan>) -> usize {
         open_repositories(dir, false, porch_variants::local::Validation::Strict).expect("opens");
     let store = Faulty::new(&opened.store, plan.clone());
     let core = NativeCore;
-    let renderer = draft_renderer(dir, None);
+    let renderer = DraftRenderer::porch_server(dir, None);
     let repos: Vec<Value> =
         porch_variants::local::read_objects(dir, porch_variants::local::Validation::Strict)
             .unwrap()

@@ -481,7 +481,7 @@ pub async fn reconcile(obj: Arc<DynamicObject>, ctx: Arc<PrcContext>) -> Result<
             slots: &c.slots,
             fetcher: &fetch,
         };
-        crate::prc::reconcile(&deps, &n, &nm, &crate::local::cli::now(), &c.config)
+        crate::prc::reconcile(&deps, &n, &nm, &crate::clock::now(), &c.config)
             .map_err(|e| e.to_string())
     })
     .await

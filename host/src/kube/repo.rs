@@ -824,7 +824,7 @@ fn spawn_sync(ctx: &Arc<RepoContext>, repository: pv_core::api::repository::Repo
     let c = ctx.clone();
     let handle = Handle::current();
     let job = tokio::task::spawn_blocking(move || {
-        let now = crate::local::cli::now();
+        let now = crate::clock::now();
         sync_once(&c, handle, repository, &now)
     });
     let mut jobs = lock(&ctx.jobs);
@@ -860,7 +860,7 @@ pub async fn reconcile(obj: Arc<Repository>, ctx: Arc<RepoContext>) -> Result<Ac
     let c = ctx.clone();
     let (n, nm) = (ns.clone(), name.clone());
     let outcome = tokio::task::spawn_blocking(move || {
-        reconcile_once(&c, handle, &n, &nm, &crate::local::cli::now())
+        reconcile_once(&c, handle, &n, &nm, &crate::clock::now())
     })
     .await
     .map_err(|e| RepoError::Reconcile {

@@ -806,7 +806,7 @@ pub async fn run_with(
         index: prc_index.clone(),
         repositories: caches.repositories.clone(),
         core: core.clone(),
-        renderer: Some(Arc::new(crate::local::cli::draft_renderer(
+        renderer: Some(Arc::new(crate::reconcile::DraftRenderer::porch_server(
             &prc_args.git_root,
             args.runner
                 .runner()

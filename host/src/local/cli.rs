@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::dir_lock::{remove_stale_git_locks, DirLock};
 use super::{read_objects, repo_configs, LocalObjects};
 use crate::engine_api::{ComponentCore, Core, NativeCore};
-use crate::reconcile::{run_to_fixed_point_quiet, Ctx, Progress, RunReport};
+use crate::reconcile::{run_to_fixed_point_quiet, Ctx, DraftRenderer, Progress, RunReport};
 use crate::store::faulty::{CallCounts, FaultPlan, Faulty};
 use crate::store::git::{init_bare, remove_unfinished_repository};
 use crate::store::remote::{remote_configs, RemoteRevisions};
@@ -201,11 +201,6 @@ pub enum LocalError {
     /// The function runner could not be set up.
     #[error(transparent)]
     Runner(#[from] crate::function_runner::RunnerError),
-}
-
-/// RFC 3339 now, to the second.
-pub fn now() -> String {
-    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
 }
 
 /// What a person sees of a run while it goes: with text output, each write
@@ -645,7 +640,7 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
         objects: dir_objects,
     } = open_repositories(dir, args.init, args.validate)?;
     let git = git.with_owner_cache(dir.join(super::OWNER_CACHE));
-    let now = now();
+    let now = crate::clock::now();
     let objects = LocalObjects::load(dir, &dir_objects, &now)?;
     let core: Box<dyn Core> = if args.native_core {
         Box::new(NativeCore)
@@ -662,7 +657,7 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
     let plan = FaultPlan::counting();
     let revisions = Faulty::new(&git, plan.clone());
     let objects = Faulty::new(objects, plan.clone());
-    let renderer = draft_renderer(&args.dir, args.runner.runner()?);
+    let renderer = DraftRenderer::porch_server(&args.dir, args.runner.runner()?);
     let ctx = Ctx {
         revisions: &revisions,
         objects: &objects,
@@ -927,7 +922,7 @@ pub fn run_rpkg(
         None
     } else {
         core = ComponentCore::load()?;
-        renderer = draft_renderer(dir, None);
+        renderer = DraftRenderer::porch_server(dir, None);
         let repositories: Vec<serde_json::Value> = dir_objects
             .objects
             .into_iter()
@@ -1251,28 +1246,4 @@ fn lifecycle_word(l: Lifecycle) -> String {
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
         .unwrap_or_else(|| format!("{l:?}"))
-}
-
-/// Local mode renders every draft it writes, as porch-server does:
-/// builtins and the embedded starlark function run here, any other image in
-/// Porch's function runner when one is given (exec functions need
-/// `--allow-exec`, which Porch never gives).
-pub fn draft_renderer(
-    dir: &Path,
-    runner: Option<crate::function_runner::FunctionRunner>,
-) -> crate::reconcile::DraftRenderer {
-    crate::reconcile::DraftRenderer {
-        options: pv_core::render::RenderOptions::default(),
-        runtime: std::sync::Mutex::new(Box::new(crate::fn_render::HostRuntime {
-            allow_exec: false,
-            dir: dir.to_path_buf(),
-            exec_timeout: std::time::Duration::from_secs(300),
-            wasm: None,
-            image_prefix: pv_core::render::image::DEFAULT_PREFIX.to_string(),
-            starlark: crate::fn_render::starlark::EmbeddedStarlark::default(),
-            runner,
-            // porch-server runs no containers.
-            container: None,
-        })),
-    }
 }

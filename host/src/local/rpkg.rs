@@ -14,7 +14,8 @@ use pv_core::prc::reconcile::{Config, Outcome};
 use pv_core::prc::{object_name, RENDER_REQUEST_ANNOTATION};
 use serde_json::{json, Value};
 
-use super::cli::{now, LocalError};
+use super::cli::LocalError;
+use crate::clock::now;
 use crate::engine_api::Core;
 use crate::prc::content::{StagedPush, StagedPushes, StoreContent};
 use crate::prc::fetch::GitFetch;

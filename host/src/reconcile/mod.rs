@@ -61,6 +61,33 @@ pub struct DraftRenderer {
     pub runtime: std::sync::Mutex<Box<dyn pv_core::render::FunctionRuntime + Send>>,
 }
 
+impl DraftRenderer {
+    /// Drafts rendered as porch-server renders them: builtins and the
+    /// embedded starlark function run here, any other image in Porch's
+    /// function runner when one is given (exec functions are not allowed,
+    /// as Porch never allows them, and no container runs). Exec paths
+    /// resolve from `dir`.
+    pub fn porch_server(
+        dir: &std::path::Path,
+        runner: Option<crate::function_runner::FunctionRunner>,
+    ) -> Self {
+        DraftRenderer {
+            options: pv_core::render::RenderOptions::default(),
+            runtime: std::sync::Mutex::new(Box::new(crate::fn_render::HostRuntime {
+                allow_exec: false,
+                dir: dir.to_path_buf(),
+                exec_timeout: std::time::Duration::from_secs(300),
+                wasm: None,
+                image_prefix: pv_core::render::image::DEFAULT_PREFIX.to_string(),
+                starlark: crate::fn_render::starlark::EmbeddedStarlark::default(),
+                runner,
+                // porch-server runs no containers.
+                container: None,
+            })),
+        }
+    }
+}
+
 impl std::fmt::Debug for DraftRenderer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DraftRenderer")
