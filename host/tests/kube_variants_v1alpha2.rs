@@ -495,3 +495,26 @@ async fn a_reconcile_opens_only_the_repositories_it_reads() {
     );
     assert!(c.files(DRAFT)["deployment.yaml"].contains("name: web"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_set_reconcile_opens_no_repository_it_does_not_read() {
+    let mut c = Cluster::new();
+    unrelated_repositories(&mut c);
+    let pvs: pv_core::variantset::PackageVariantSet = serde_json::from_value(json!({
+        "apiVersion": "config.porch.kpt.dev/v1alpha2", "kind": "PackageVariantSet",
+        "metadata": {"name": "fleet", "namespace": NS, "uid": "uid-fleet", "resourceVersion": "5"},
+        "spec": {"upstream": {"repo": "blueprints", "package": "web", "revision": 1},
+                 "targets": [{"repositories": [{"name": "edge-1"}]}]}
+    }))
+    .unwrap();
+    let obj = put_set(&mut c.writers, &pvs);
+    controller::reconcile_package_variant_set(obj, c.ctx.clone())
+        .await
+        .expect("the set reconciles");
+    let calls = line_list(&c.take());
+    assert!(
+        calls.iter().any(|l| l.starts_with(&format!("POST {PV_PATH}"))),
+        "{calls:?}"
+    );
+    assert!(calls.iter().all(|l| !l.contains("/secrets/")), "{calls:?}");
+}

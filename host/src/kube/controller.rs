@@ -7,6 +7,7 @@
 //! [`KubeStore`]. Validation errors are reported in the status (`Stalled`)
 //! and not retried; other errors are retried with backoff.
 
+use std::collections::BTreeSet;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -224,8 +225,8 @@ fn log_events(events: &[Event]) {
 
 /// The Repositories a variant's reconcile reads in v1alpha2 mode: its
 /// upstream's and downstream's, and those holding revisions it owns.
-fn variant_scope(ctx: &Context, pv: &pv_core::api::PackageVariant) -> super::prc::RepoScope {
-    let mut names = std::collections::BTreeSet::new();
+fn variant_scope(ctx: &Context, pv: &pv_core::api::PackageVariant) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
     if let Some(u) = &pv.spec.upstream {
         names.insert(u.repo.clone());
     }
@@ -239,15 +240,17 @@ fn variant_scope(ctx: &Context, pv: &pv_core::api::PackageVariant) -> super::prc
             }
         }
     }
-    super::prc::RepoScope::Only(names)
+    names
 }
 
 /// Runs `f` (a synchronous reconcile over a [`KubeStore`]) on a blocking
-/// thread; in v1alpha2 mode it opens the Git repositories of `scope`.
+/// thread; in v1alpha2 mode it opens the Git repositories named in
+/// `scope` (a reconcile's cost does not grow with the namespace's
+/// Repositories).
 async fn run_blocking<F>(
     ctx: &Arc<Context>,
     object: &str,
-    scope: super::prc::RepoScope,
+    scope: BTreeSet<String>,
     f: F,
 ) -> Result<Vec<Event>, Error>
 where
@@ -279,7 +282,7 @@ where
         };
         // v1alpha2: revisions are the v1alpha2 objects, content the
         // Repositories' Git; the PackageRevision controller renders.
-        let git = match super::prc::repo_configs_in(&prc, &handle, &namespace, &scope).and_then(
+        let git = match super::prc::repo_configs(&prc, &handle, &namespace, &scope).and_then(
             |(local, remote)| {
                 let options = crate::store::remote::RemoteOptions {
                     reuse_fetch_for: prc.git_fetch_interval,
@@ -426,12 +429,17 @@ pub async fn reconcile_package_variant_set(
         object: object.clone(),
         source,
     })?;
-    run_blocking(
-        &ctx,
-        &object,
-        super::prc::RepoScope::All,
-        move |rctx, events| package_variant_set::reconcile(rctx, &core_pvs, events),
-    )
+    // A set reads objects (its children, their downstream revisions) and
+    // no package content: of Git, at most its upstream's repository.
+    let scope = core_pvs
+        .spec
+        .upstream
+        .iter()
+        .map(|u| u.repo.clone())
+        .collect();
+    run_blocking(&ctx, &object, scope, move |rctx, events| {
+        package_variant_set::reconcile(rctx, &core_pvs, events)
+    })
     .await?;
     ctx.succeeded(PACKAGE_VARIANT_SETS, &object);
     Ok(Action::await_change())

@@ -9,6 +9,7 @@
 //! plumbing: the event filter (a new generation or a changed render
 //! request), the render slots, and the requeue policy.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -275,7 +276,9 @@ impl PrApi for KubePrApi<'_> {
     }
 }
 
-/// The Git repositories of `namespace`'s Repositories: a path (relative to
+/// The Git repositories of the Repositories of `namespace` named in `names`
+/// (those a reconcile reads: its cost does not grow with the namespace's
+/// Repositories, and only their Secrets are read): a path (relative to
 /// `root`, or absolute) in `spec.git.repo`, or a URL, read through a
 /// mirror under `root/.mirrors` with the credentials of the Secret
 /// `spec.git.secretRef` names (read from the API); `spec.git.branch`
@@ -284,43 +287,15 @@ pub fn repo_configs(
     ctx: &PrcContext,
     handle: &Handle,
     namespace: &str,
+    names: &BTreeSet<String>,
 ) -> Result<(Vec<GitRepoConfig>, Vec<RemoteConfig>), String> {
-    repo_configs_in(ctx, handle, namespace, &RepoScope::All)
-}
-
-/// Which of a namespace's Repositories a reconcile opens.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RepoScope {
-    /// Every one (a PackageVariantSet's reconcile, which may read any).
-    All,
-    /// These, by name (a reconcile that reads what it names): its cost
-    /// does not grow with the namespace's Repositories, and a remote
-    /// Repository's Secret is read only when the reconcile needs it.
-    Only(std::collections::BTreeSet<String>),
-}
-
-/// [`repo_configs`] of the Repositories in `scope`.
-pub fn repo_configs_in(
-    ctx: &PrcContext,
-    handle: &Handle,
-    namespace: &str,
-    scope: &RepoScope,
-) -> Result<(Vec<GitRepoConfig>, Vec<RemoteConfig>), String> {
-    let repositories: Vec<Arc<Repository>> = match scope {
-        RepoScope::All => ctx
-            .repositories
-            .state()
-            .into_iter()
-            .filter(|r| r.namespace().as_deref() == Some(namespace))
-            .collect(),
-        RepoScope::Only(names) => names
-            .iter()
-            .filter_map(|name| {
-                ctx.repositories
-                    .get(&ObjectRef::new(name).within(namespace))
-            })
-            .collect(),
-    };
+    let repositories: Vec<Arc<Repository>> = names
+        .iter()
+        .filter_map(|name| {
+            ctx.repositories
+                .get(&ObjectRef::new(name).within(namespace))
+        })
+        .collect();
     let (mut local, mut remote) = (Vec::new(), Vec::new());
     for r in &repositories {
         let Ok(v) = serde_json::to_value(r.as_ref()) else {
@@ -383,7 +358,7 @@ pub fn repo_configs_in(
 /// its own, and that of every revision its spec names (the source's
 /// upstream, an upgrade's old and new upstream and current package), found
 /// in the cache or by the prefixes of the name.
-pub fn revision_scope(ctx: &PrcContext, obj: &DynamicObject) -> RepoScope {
+pub fn revision_scope(ctx: &PrcContext, obj: &DynamicObject) -> BTreeSet<String> {
     fn strings<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
         match v {
             Value::String(s) => out.push(s),
@@ -394,7 +369,7 @@ pub fn revision_scope(ctx: &PrcContext, obj: &DynamicObject) -> RepoScope {
     }
     let ns = obj.namespace().unwrap_or_default();
     let spec = &obj.data["spec"];
-    let mut names = std::collections::BTreeSet::new();
+    let mut names = BTreeSet::new();
     if let Some(r) = spec["repository"].as_str() {
         names.insert(r.to_string());
     }
@@ -417,7 +392,7 @@ pub fn revision_scope(ctx: &PrcContext, obj: &DynamicObject) -> RepoScope {
             }
         }
     }
-    RepoScope::Only(names)
+    names
 }
 
 /// Whether an update of a PackageRevision should wake the controller:
@@ -451,7 +426,7 @@ pub async fn reconcile(obj: Arc<DynamicObject>, ctx: Arc<PrcContext>) -> Result<
     let (n, nm) = (ns.clone(), name.clone());
     let scope = revision_scope(&ctx, &obj);
     let outcome = tokio::task::spawn_blocking(move || -> Result<_, String> {
-        let (local, remote) = repo_configs_in(&c, &handle, &n, &scope)?;
+        let (local, remote) = repo_configs(&c, &handle, &n, &scope)?;
         let options = RemoteOptions {
             reuse_fetch_for: c.git_fetch_interval,
             ..RemoteOptions::default()

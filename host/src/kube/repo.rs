@@ -358,9 +358,9 @@ impl Executor<'_> {
         namespace: &str,
         name: &str,
     ) -> CallResult<(Vec<GitRepoConfig>, Vec<crate::store::remote::RemoteConfig>)> {
-        let only = super::prc::RepoScope::Only([name.to_string()].into());
+        let only = [name.to_string()].into();
         let (local, remote) =
-            super::prc::repo_configs_in(&self.ctx.git, &self.handle, namespace, &only)
+            super::prc::repo_configs(&self.ctx.git, &self.handle, namespace, &only)
                 .map_err(CallError::Failed)?;
         if local.is_empty() && remote.is_empty() {
             return Err(CallError::Failed(format!(
