@@ -513,7 +513,9 @@ async fn a_set_reconcile_opens_no_repository_it_does_not_read() {
         .expect("the set reconciles");
     let calls = line_list(&c.take());
     assert!(
-        calls.iter().any(|l| l.starts_with(&format!("POST {PV_PATH}"))),
+        calls
+            .iter()
+            .any(|l| l.starts_with(&format!("POST {PV_PATH}"))),
         "{calls:?}"
     );
     assert!(calls.iter().all(|l| !l.contains("/secrets/")), "{calls:?}");

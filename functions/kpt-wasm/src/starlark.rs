@@ -14,7 +14,8 @@
 //!   `match_namespace`), `encoding/json.star` (`json.encode`,
 //!   `json.decode`), `encoding/yaml.star` (`yaml.loads`, `yaml.dumps`),
 //!   `encoding/base64.star` (`base64.encode`, `base64.decode`),
-//!   `hash.star`, `math.star` and `re.star` (see [`crate::starlib`]); the other
+//!   `hash.star`, `math.star`, `re.star` and `encoding/csv.star` (see
+//!   [`crate::starlib`]); the other
 //!   catalog modules load as empty structs, so a program that loads them
 //!   runs but any use of them fails;
 //! * afterwards `ctx.resource_list["items"]` is the output, every mapping's
@@ -77,13 +78,13 @@ const NATIVE_MODULES: &[(&str, &str)] = &[
     ("hash.star", "hash"),
     ("math.star", "math"),
     ("re.star", "re"),
+    ("encoding/csv.star", "csv"),
 ];
 
 /// The catalog's other `load()` modules and the name each exports. They
 /// load as empty structs (see the module documentation).
 const STUB_MODULES: &[(&str, &str)] = &[
     ("bsoup.star", "bsoup"),
-    ("encoding/csv.star", "csv"),
     ("geo.star", "geo"),
     ("html.star", "html"),
     ("http.star", "http"),
@@ -764,6 +765,37 @@ mod tests {
             "{}",
             error_of(&out)
         );
+    }
+
+    #[test]
+    fn csv_from_starlib_reads_and_writes_as_go_does() {
+        let out = process(&star(concat!(
+            "load(\"encoding/csv.star\", \"csv\")\n",
+            "rows = csv.read_all(\"name;size\\n# skipped\\nweb; 2\\n\", comma=\";\", comment=\"#\", trim_leading_space=True, skip=1)\n",
+            "items = ctx.resource_list[\"items\"]\n",
+            "items[0][\"metadata\"][\"annotations\"] = {\n",
+            "    \"read\": str(rows),\n",
+            "    \"starlib\": csv.write_all([[1,2,3],[4,5,6],['a','b','c']]),\n",
+            "    \"quoted\": csv.write_all([[\"a,b\", 1.5, True]]),\n",
+            "}\n",
+        )));
+        assert!(!out.output.failed(), "{}", out.output.resource_list);
+        let text = &out.output.resource_list;
+        for want in [
+            "read: '[[\"web\", \"2\"]]'",
+            "starlib: |\n        1,2,3\n        4,5,6\n        a,b,c\n",
+            "quoted: |\n        \"a,b\",1.5,true\n",
+        ] {
+            assert!(text.contains(want), "{want} missing in {text}");
+        }
+        let out = process(&star(
+            "load(\"encoding/csv.star\", \"csv\")\ncsv.read_all(\"a,b\\nc\\n\")\n",
+        ));
+        assert_eq!(error_of(&out), "record on line 2: wrong number of fields");
+        let out = process(&star(
+            "load(\"encoding/csv.star\", \"csv\")\ncsv.write_all([1])\n",
+        ));
+        assert_eq!(error_of(&out), "row 0 is not an array type");
     }
 
     #[test]

@@ -5,7 +5,10 @@
 //! (`hash`: `md5`, `sha1`, `sha256`, as hex), `math.star` (`math`: the
 //! float functions and constants starlib lists) and `re.star` (`re`:
 //! `search`, `match`, `split`, `findall`, `sub`, on Go's RE2 syntax, which
-//! the regex crate shares).
+//! the regex crate shares) and `encoding/csv.star` (`csv`: `read_all`,
+//! `write_all`, with Go's `encoding/csv` rules, [`go_csv`]).
+
+mod go_csv;
 
 use base64::Engine;
 use serde_json::Value as Json;
@@ -26,6 +29,7 @@ pub fn globals() -> starlark::environment::Globals {
     builder.namespace("hash", hash_members);
     builder.namespace("math", math_members);
     builder.namespace("re", re_members);
+    builder.namespace("csv", csv_members);
     builder.build()
 }
 
@@ -339,5 +343,66 @@ fn re_members(globals: &mut GlobalsBuilder) {
     ) -> anyhow::Result<String> {
         let _ = (count, flags);
         Ok(regex(pattern)?.replace_all(string, repl).into_owned())
+    }
+}
+
+/// A one-character separator argument, as starlib checks it.
+fn single_char(value: &str, what: &str) -> anyhow::Result<Option<char>> {
+    match value.len() {
+        0 => Ok(None),
+        1 => Ok(value.chars().next()),
+        _ => Err(anyhow::anyhow!(
+            "expected {what} param to be a single-character string"
+        )),
+    }
+}
+
+#[starlark_module]
+fn csv_members(globals: &mut GlobalsBuilder) {
+    /// `csv.read_all(source, comma=",", comment="", lazy_quotes=False,
+    /// trim_leading_space=False, fields_per_record=0, skip=0)`: the
+    /// records, each a list of strings.
+    #[allow(clippy::too_many_arguments)] // starlib's seven arguments
+    fn read_all<'v>(
+        source: &str,
+        #[starlark(default = "")] comma: &str,
+        #[starlark(default = "")] comment: &str,
+        #[starlark(default = false)] lazy_quotes: bool,
+        #[starlark(default = false)] trim_leading_space: bool,
+        #[starlark(default = 0)] fields_per_record: i32,
+        #[starlark(default = 0)] skip: i32,
+        heap: Heap<'v>,
+    ) -> anyhow::Result<Value<'v>> {
+        let options = go_csv::ReadOptions {
+            comma: single_char(comma, "comma")?.unwrap_or(','),
+            comment: single_char(comment, "comment")?,
+            lazy_quotes,
+            trim_leading_space,
+            fields_per_record: i64::from(fields_per_record),
+            skip: usize::try_from(skip).unwrap_or(0),
+        };
+        let records = go_csv::read_all(source, &options).map_err(|e| anyhow::anyhow!(e))?;
+        let rows: Vec<Value<'v>> = records
+            .into_iter()
+            .map(|r| heap.alloc(AllocList(r)))
+            .collect();
+        Ok(heap.alloc(AllocList(rows)))
+    }
+
+    /// `csv.write_all(source, comma=",")`: the rows (lists of values, each
+    /// printed as Go's `%v`) as CSV text.
+    fn write_all(source: Value, #[starlark(default = "")] comma: &str) -> anyhow::Result<String> {
+        let comma = single_char(comma, "comma")?.unwrap_or(',');
+        let Json::Array(rows) = source.to_json_value()? else {
+            return Err(anyhow::anyhow!("expected value to be an array type"));
+        };
+        let mut records = Vec::with_capacity(rows.len());
+        for (i, row) in rows.iter().enumerate() {
+            let Json::Array(cells) = row else {
+                return Err(anyhow::anyhow!("row {i} is not an array type"));
+            };
+            records.push(cells.iter().map(go_csv::go_value).collect());
+        }
+        go_csv::write_all(&records, comma).map_err(|e| anyhow::anyhow!(e))
     }
 }
