@@ -241,6 +241,7 @@ fn package_render_input(
             image_prefix: pv_core::render::image::DEFAULT_PREFIX.into(),
             root_path: "/".into(),
             eval: None,
+            function_configs: None,
         },
         answers: Vec::new(),
     }

@@ -623,6 +623,8 @@ fn render_options(options: &RenderOptions) -> wit::PackageRenderOptions {
             .eval
             .as_ref()
             .map(|spec| serde_json::to_string(spec).unwrap_or_default()),
+        function_configs: (!options.function_configs.is_empty())
+            .then(|| serde_json::to_string(&options.function_configs).unwrap_or_default()),
     }
 }
 

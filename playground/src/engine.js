@@ -465,7 +465,7 @@ export const IMAGE_PREFIX = 'ghcr.io/kptdev/krm-functions-catalog';
 export function renderPackage(core, files) {
   const step = core.renderPackage({
     files,
-    options: { allowExec: false, imagePrefix: IMAGE_PREFIX, rootPath: '/', eval: undefined },
+    options: { allowExec: false, imagePrefix: IMAGE_PREFIX, rootPath: '/', eval: undefined, functionConfigs: undefined },
     answers: [],
   });
   if (step.tag !== 'done') {

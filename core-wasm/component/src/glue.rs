@@ -490,11 +490,24 @@ fn render_step(
         })
         .collect();
     let mut runtime = RecordedRuntime::with_answers(answers);
-    let eval = match options.eval.as_deref().map(serde_json::from_str) {
-        None => None,
-        Some(Ok(spec)) => Some(spec),
-        Some(Err(e)) => {
-            let cause = format!("invalid eval request: {e}");
+    let parsed = options
+        .eval
+        .as_deref()
+        .map(serde_json::from_str)
+        .transpose()
+        .map_err(|e| format!("invalid eval request: {e}"))
+        .and_then(|eval| {
+            let configs = options
+                .function_configs
+                .as_deref()
+                .map(serde_json::from_str)
+                .transpose()
+                .map_err(|e| format!("invalid FunctionConfigs: {e}"))?;
+            Ok((eval, configs.unwrap_or_default()))
+        });
+    let (eval, function_configs) = match parsed {
+        Ok(parsed) => parsed,
+        Err(cause) => {
             let step = wit::PackageRenderStep::Done(wit::PackageRendered {
                 files: files
                     .into_iter()
@@ -518,6 +531,7 @@ fn render_step(
         image_prefix: options.image_prefix.clone(),
         root_path: options.root_path.clone(),
         eval,
+        function_configs,
     };
     let out = render::render_owned(files, &opts, &mut runtime);
     if let Some((f, resource_list)) = runtime.pending.take() {

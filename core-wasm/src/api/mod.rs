@@ -6,6 +6,7 @@
 //! that objects read from a cluster or a file round-trip unchanged. Maps are
 //! `BTreeMap` so that output is deterministic, as Go's JSON encoder is.
 
+pub mod function_config;
 pub mod kptfile;
 pub mod label_selector;
 pub mod meta;

@@ -14,6 +14,7 @@ use super::annotations as ann;
 use super::builtins;
 use super::eval::EvalSpec;
 use super::function::{self, Ran, Runner, StepError, PENDING};
+use super::function_config::{self, Executor};
 use super::image;
 use super::kptfile::{self, clean_path, KptfileInfo, RenderStatusUpdate};
 use super::package::{self, display, Files};
@@ -34,6 +35,9 @@ pub struct RenderOptions {
     /// Run this one function over the package's resources as `kpt fn
     /// eval` does, instead of rendering its pipelines.
     pub eval: Option<EvalSpec>,
+    /// Porch's FunctionConfigs: which executor runs the images they name
+    /// ([`super::function_config`]).
+    pub function_configs: Vec<crate::api::function_config::FunctionConfig>,
 }
 
 impl Default for RenderOptions {
@@ -43,6 +47,7 @@ impl Default for RenderOptions {
             image_prefix: image::DEFAULT_PREFIX.to_string(),
             root_path: "/".to_string(),
             eval: None,
+            function_configs: Vec::new(),
         }
     }
 }
@@ -669,11 +674,35 @@ impl Walk<'_> {
         } else {
             image::resolve(&f.image, &f.tag, &self.opts.image_prefix)
         };
-        let runner = match image::catalog_name(&resolved, &self.opts.image_prefix)
-            .and_then(builtins::lookup)
-        {
-            Some(b) if !resolved.is_empty() => Runner::Builtin(b),
-            _ => Runner::External,
+        // An image a FunctionConfig names runs where it says; any other
+        // as the builtin of its name when there is one.
+        let chosen = (!resolved.is_empty())
+            .then(|| {
+                function_config::select(
+                    &self.opts.function_configs,
+                    &resolved,
+                    &self.opts.image_prefix,
+                    self.opts.allow_exec,
+                )
+            })
+            .flatten();
+        let mut exec = f.exec.clone();
+        let runner = match chosen {
+            None => match image::catalog_name(&resolved, &self.opts.image_prefix)
+                .and_then(builtins::lookup)
+            {
+                Some(b) if !resolved.is_empty() => Runner::Builtin(b),
+                _ => Runner::External,
+            },
+            // A builtin the core does not have (starlark) is the host's.
+            Some(Executor::Builtin(id)) => {
+                builtins::lookup(&id).map_or(Runner::External, Runner::Builtin)
+            }
+            Some(Executor::Binary(path)) => {
+                exec = path;
+                Runner::External
+            }
+            Some(Executor::Pod) => Runner::External,
         };
         let config = if let Some(config) = &self.eval_config {
             Some(config.clone())
@@ -707,7 +736,7 @@ impl Walk<'_> {
             function: f.clone(),
             fref: FunctionRef {
                 image: resolved,
-                exec: f.exec.clone(),
+                exec,
             },
             runner,
             config,

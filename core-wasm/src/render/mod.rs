@@ -10,6 +10,7 @@ pub mod builtins;
 mod eval;
 mod executor;
 mod function;
+pub mod function_config;
 pub mod image;
 pub mod kptfile;
 pub mod krmignore;

@@ -282,6 +282,7 @@ pub fn run(args: &EvalArgs) -> anyhow::Result<ExitCode> {
         image_prefix: args.image_prefix.clone(),
         root_path: dir.to_string_lossy().into_owned(),
         eval: Some(spec),
+        ..RenderOptions::default()
     };
     let mut runtime = HostRuntime::for_command(
         &dir,

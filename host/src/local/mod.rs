@@ -94,6 +94,35 @@ pub struct DirObjects {
     pub sources: Vec<String>,
 }
 
+impl DirObjects {
+    /// The FunctionConfig objects (`config.porch.kpt.dev/v1alpha1`), each
+    /// checked as the CRD would check it; a bad one is an error naming
+    /// where it was read, the object and the field.
+    pub fn function_configs(
+        &self,
+    ) -> StoreResult<Vec<pv_core::api::function_config::FunctionConfig>> {
+        use pv_core::api::function_config::{FunctionConfig, API_VERSION, KIND};
+        let mut out = Vec::new();
+        for (object, source) in self.objects.iter().zip(&self.sources) {
+            if object["apiVersion"] != API_VERSION || object["kind"] != KIND {
+                continue;
+            }
+            let name = object["metadata"]["name"].as_str().unwrap_or_default();
+            let refuse = |message: String| StoreError::Data {
+                context: format!("{source} (FunctionConfig {name})"),
+                message,
+            };
+            let config: FunctionConfig =
+                serde_json::from_value(object.clone()).map_err(|e| refuse(e.to_string()))?;
+            if let Some(why) = config.invalid() {
+                return Err(refuse(why));
+            }
+            out.push(config);
+        }
+        Ok(out)
+    }
+}
+
 /// Reads every object of `<dir>/*.yaml` and `<dir>/*.yml`, checked as
 /// `validation` says (see [`validate`]).
 pub fn read_objects(dir: &Path, validation: Validation) -> StoreResult<DirObjects> {
