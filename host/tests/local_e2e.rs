@@ -150,10 +150,10 @@ impl Fleet {
     /// A run that renders drafts (local mode's setting), with `core`.
     fn run_rendering(&self, core: &dyn Core) -> RunReport {
         let git = self.git();
-        let renderer = porch_variants::reconcile::DraftRenderer {
-            options: pv_core::render::RenderOptions::default(),
-            runtime: std::sync::Mutex::new(Box::new(pv_core::render::BuiltinsOnly)),
-        };
+        let renderer = porch_variants::reconcile::DraftRenderer::new(
+            pv_core::render::RenderOptions::default(),
+            Box::new(pv_core::render::BuiltinsOnly),
+        );
         let ctx = Ctx {
             revisions: &git,
             objects: &self.objects,

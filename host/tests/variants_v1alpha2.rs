@@ -58,10 +58,10 @@ fn pv(name: &str, repo: &str) -> PackageVariant {
 }
 
 fn renderer() -> DraftRenderer {
-    DraftRenderer {
-        options: pv_core::render::RenderOptions::default(),
-        runtime: std::sync::Mutex::new(Box::new(pv_core::render::BuiltinsOnly)),
-    }
+    DraftRenderer::new(
+        pv_core::render::RenderOptions::default(),
+        Box::new(pv_core::render::BuiltinsOnly),
+    )
 }
 
 /// A blueprints repository with `web` v1 published and `n` deployment

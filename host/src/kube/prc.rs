@@ -395,6 +395,41 @@ pub fn revision_scope(ctx: &PrcContext, obj: &DynamicObject) -> BTreeSet<String>
     names
 }
 
+/// The usable FunctionConfigs among watched objects, in name order; one
+/// the CRD would refuse is logged and left out.
+pub fn function_configs(
+    objects: &[Arc<DynamicObject>],
+) -> Vec<pv_core::api::function_config::FunctionConfig> {
+    let mut out: Vec<pv_core::api::function_config::FunctionConfig> = objects
+        .iter()
+        .filter_map(|o| {
+            let key = format!("{}/{}", o.namespace().unwrap_or_default(), o.name_any());
+            let config: pv_core::api::function_config::FunctionConfig = match serde_json::to_value(
+                o.as_ref(),
+            )
+            .and_then(serde_json::from_value)
+            {
+                Ok(c) => c,
+                Err(e) => {
+                    tracing::warn!(functionconfig = %key, error = %e, "FunctionConfig not used");
+                    return None;
+                }
+            };
+            match config.invalid() {
+                Some(why) => {
+                    tracing::warn!(functionconfig = %key, %why, "FunctionConfig not used");
+                    None
+                }
+                None => Some(config),
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        (&a.metadata.namespace, &a.metadata.name).cmp(&(&b.metadata.namespace, &b.metadata.name))
+    });
+    out
+}
+
 /// Whether an update of a PackageRevision should wake the controller:
 /// upstream's GenerationChangedPredicate or a changed render-request
 /// annotation (absent = "").
@@ -484,4 +519,50 @@ pub async fn reconcile(obj: Arc<DynamicObject>, ctx: Arc<PrcContext>) -> Result<
 pub fn error_policy(_obj: Arc<DynamicObject>, e: &PrcError, _ctx: Arc<PrcContext>) -> Action {
     tracing::warn!(error = %e, "packagerevision reconcile failed");
     Action::requeue(Duration::from_secs(5))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object(name: &str, spec: Value) -> Arc<DynamicObject> {
+        Arc::new(
+            serde_json::from_value(serde_json::json!({
+                "apiVersion": "config.porch.kpt.dev/v1alpha1", "kind": "FunctionConfig",
+                "metadata": {"name": name, "namespace": "porch-fn-system"},
+                "spec": spec,
+            }))
+            .expect("object"),
+        )
+    }
+
+    /// Watched FunctionConfigs in name order; one the CRD would refuse is
+    /// left out, not the others.
+    #[test]
+    fn watched_function_configs_are_read_and_bad_ones_left_out() {
+        let objects = vec![
+            object(
+                "set-namespace",
+                serde_json::json!({"image": "set-namespace",
+                    "goExecutor": {"tags": ["v0.4.5"]}}),
+            ),
+            object("broken", serde_json::json!({"image": "broken"})),
+            object(
+                "apply-setters",
+                serde_json::json!({"image": "apply-setters",
+                    "podExecutor": {"tags": ["~0.2"], "timeToLive": "30m"}}),
+            ),
+        ];
+        let configs = function_configs(&objects);
+        let names: Vec<&str> = configs.iter().map(|c| c.metadata.name.as_str()).collect();
+        assert_eq!(names, ["apply-setters", "set-namespace"]);
+        assert_eq!(
+            configs[0]
+                .spec
+                .pod_executor
+                .as_ref()
+                .map(|p| p.tuning["timeToLive"].clone()),
+            Some(serde_json::json!("30m"))
+        );
+    }
 }

@@ -825,6 +825,32 @@ pub async fn run_with(
         gates: gates.clone(),
     });
     let repo_args = &args.repositories;
+    // Porch's FunctionConfigs, where the cluster serves them and drafts
+    // are rendered here (v1alpha2): which executor runs the images they
+    // name, as porch-server reads them.
+    if let Some(renderer) = prc_ctx.renderer.clone().filter(|_| watch_v2) {
+        let ar = ApiResource::from_gvk(&GroupVersionKind::gvk(
+            "config.porch.kpt.dev",
+            "v1alpha1",
+            "FunctionConfig",
+        ));
+        let api = Api::<DynamicObject>::all_with(client.clone(), &ar);
+        match check_served(&api, "functionconfigs.config.porch.kpt.dev").await {
+            Err(e) => tracing::info!(
+                error = %e,
+                "FunctionConfigs are not served: images run as no FunctionConfig says"
+            ),
+            Ok(()) => {
+                let writer = reflector::store::Writer::<DynamicObject>::new(ar);
+                let store = writer.as_reader();
+                spawn_reflector(api, writer, move |event| {
+                    if !matches!(event, watcher::Event::Init | watcher::Event::InitApply(_)) {
+                        renderer.set_function_configs(super::prc::function_configs(&store.state()));
+                    }
+                });
+            }
+        }
+    }
     let mut repo_ctx = super::repo::RepoContext::new(
         client.clone(),
         caches.repositories.clone(),

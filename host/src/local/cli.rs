@@ -657,10 +657,10 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
     let plan = FaultPlan::counting();
     let revisions = Faulty::new(&git, plan.clone());
     let objects = Faulty::new(objects, plan.clone());
-    let mut renderer = DraftRenderer::porch_server(&args.dir, args.runner.runner()?);
+    let renderer = DraftRenderer::porch_server(&args.dir, args.runner.runner()?);
     // Porch's FunctionConfigs in DIR choose the executor of the images
     // they name, as porch-server's do.
-    renderer.options.function_configs = dir_objects.function_configs()?;
+    renderer.set_function_configs(dir_objects.function_configs()?);
     let ctx = Ctx {
         revisions: &revisions,
         objects: &objects,

@@ -995,7 +995,7 @@ fn refuse_unrendered(
             .lock()
             .map_err(|_| LocalError::Usage("the function runtime is unusable".into()))?;
         s.core
-            .render_package(files.clone(), &s.renderer.options, &mut **runtime)
+            .render_package(files.clone(), &s.renderer.options(), &mut **runtime)
             .map_err(|e| LocalError::Usage(format!("{name}: rendering: {e}")))?
     };
     match rendered.failure {

@@ -347,7 +347,7 @@ impl Renderer for CoreRenderer<'_> {
         };
         let out = self
             .core
-            .render_package(root.inside(files), &self.renderer.options, &mut **runtime)
+            .render_package(root.inside(files), &self.renderer.options(), &mut **runtime)
             .map_err(|e| e.to_string())?;
         let rendered = root.put_back(files, out.files);
         Ok(Rendered {

@@ -55,13 +55,44 @@ pub struct Ctx<'a> {
 /// How drafts are rendered: kpt's options and the runtime for functions
 /// that are not builtins.
 pub struct DraftRenderer {
-    /// Render options.
-    pub options: pv_core::render::RenderOptions,
+    /// Render options; Porch's FunctionConfigs among them may change while
+    /// the controller runs (a watch brings them).
+    options: std::sync::RwLock<pv_core::render::RenderOptions>,
     /// Runs exec and wasm functions.
     pub runtime: std::sync::Mutex<Box<dyn pv_core::render::FunctionRuntime + Send>>,
 }
 
 impl DraftRenderer {
+    /// Renders with `options`, and `runtime` for what is not a builtin.
+    pub fn new(
+        options: pv_core::render::RenderOptions,
+        runtime: Box<dyn pv_core::render::FunctionRuntime + Send>,
+    ) -> Self {
+        DraftRenderer {
+            options: std::sync::RwLock::new(options),
+            runtime: std::sync::Mutex::new(runtime),
+        }
+    }
+
+    /// The options of a render now.
+    pub fn options(&self) -> pv_core::render::RenderOptions {
+        self.options
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Porch's FunctionConfigs, from now on.
+    pub fn set_function_configs(
+        &self,
+        configs: Vec<pv_core::api::function_config::FunctionConfig>,
+    ) {
+        self.options
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .function_configs = configs;
+    }
+
     /// Drafts rendered as porch-server renders them: builtins and the
     /// embedded starlark function run here, any other image in Porch's
     /// function runner when one is given (exec functions are not allowed,
@@ -71,9 +102,9 @@ impl DraftRenderer {
         dir: &std::path::Path,
         runner: Option<crate::function_runner::FunctionRunner>,
     ) -> Self {
-        DraftRenderer {
-            options: pv_core::render::RenderOptions::default(),
-            runtime: std::sync::Mutex::new(Box::new(crate::fn_render::HostRuntime {
+        DraftRenderer::new(
+            pv_core::render::RenderOptions::default(),
+            Box::new(crate::fn_render::HostRuntime {
                 allow_exec: false,
                 dir: dir.to_path_buf(),
                 exec_timeout: std::time::Duration::from_secs(300),
@@ -83,15 +114,15 @@ impl DraftRenderer {
                 runner,
                 // porch-server runs no containers.
                 container: None,
-            })),
-        }
+            }),
+        )
     }
 }
 
 impl std::fmt::Debug for DraftRenderer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DraftRenderer")
-            .field("options", &self.options)
+            .field("options", &self.options())
             .finish_non_exhaustive()
     }
 }

@@ -515,7 +515,7 @@ fn render_draft(
         .runtime
         .lock()
         .map_err(|_| ReconcileError::Refused("the function runtime is unusable".into()))?;
-    let rendered = core.render_package(files, &renderer.options, &mut **runtime)?;
+    let rendered = core.render_package(files, &renderer.options(), &mut **runtime)?;
     match rendered.failure {
         None => Ok(rendered.files),
         Some(f) => Err(ReconcileError::Refused(format!(

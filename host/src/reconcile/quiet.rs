@@ -130,7 +130,7 @@ fn variant_digest(
         format!(
             "declares sources {}; renders {:?}",
             ctx.revisions.declares_sources(),
-            ctx.renderer.map(|r| &r.options)
+            ctx.renderer.map(|r| r.options())
         )
         .into_bytes(),
     ];
