@@ -25,21 +25,13 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use kube::api::DynamicObject;
-use kube::runtime::reflector::store::Writer;
-use kube::runtime::watcher;
 use kube_support::*;
-use porch_variants::engine_api::NativeCore;
 use porch_variants::kube::controller::{self, Context};
-use porch_variants::kube::metrics::Metrics;
-use porch_variants::kube::prc::{api_resource, PrcContext};
 use porch_variants::local::cli::publish_files;
-use porch_variants::prc::RenderSlots;
 use porch_variants::store::git::{init_bare, GitRepoConfig, GitRevisions};
 use porch_variants::store::{PackageRevisionStore, PrFilter};
 use pv_core::api::PackageVariant;
-use serde_json::{json, Value};
-use tokio::sync::watch;
+use serde_json::json;
 
 const NS: &str = "default";
 
@@ -86,28 +78,6 @@ fn variant(i: usize) -> PackageVariant {
     .expect("variant")
 }
 
-/// The v1alpha2 watch cache and its index, filled as the watch would.
-struct V2Cache {
-    writer: Writer<DynamicObject>,
-    index: Arc<porch_variants::kube::cache::RevisionIndex>,
-}
-
-impl Default for V2Cache {
-    fn default() -> Self {
-        V2Cache {
-            writer: Writer::new(api_resource()),
-            index: Default::default(),
-        }
-    }
-}
-
-fn put(w: &mut V2Cache, obj: Value) {
-    let o: DynamicObject = serde_json::from_value(obj).expect("object");
-    let event = watcher::Event::Apply(o);
-    w.writer.apply_watcher_event(&event);
-    w.index.apply(&event);
-}
-
 struct Fleet {
     server: Shared,
     ctx: Arc<Context>,
@@ -147,17 +117,14 @@ fn fleet(n: usize) -> Fleet {
         .remove(0)
         .status
         .self_lock;
-    put(
-        &mut v2,
-        json!({
-            "apiVersion": "porch.kpt.dev/v1alpha2", "kind": "PackageRevision",
-            "metadata": {"name": "blueprints.web.v1", "namespace": NS, "resourceVersion": "1",
-                         "labels": {"porch.kpt.dev/latest-revision": "true"}},
-            "spec": {"packageName": "web", "repository": "blueprints", "workspaceName": "v1",
-                     "lifecycle": "Published"},
-            "status": {"revision": 1, "selfLock": up_lock},
-        }),
-    );
+    v2.put(json!({
+        "apiVersion": "porch.kpt.dev/v1alpha2", "kind": "PackageRevision",
+        "metadata": {"name": "blueprints.web.v1", "namespace": NS, "resourceVersion": "1",
+                     "labels": {"porch.kpt.dev/latest-revision": "true"}},
+        "spec": {"packageName": "web", "repository": "blueprints", "workspaceName": "v1",
+                 "lifecycle": "Published"},
+        "status": {"revision": 1, "selfLock": up_lock},
+    }));
     let mut downstream = files;
     downstream.insert(
         "Kptfile".into(),
@@ -184,9 +151,7 @@ fn fleet(n: usize) -> Fleet {
         git.update_metadata(NS, &name, &owned)
             .expect("owner in Git");
         let lock = git.get(NS, &name).expect("published").status.self_lock;
-        put(
-            &mut v2,
-            json!({
+        v2.put(json!({
                 "apiVersion": "porch.kpt.dev/v1alpha2", "kind": "PackageRevision",
                 "metadata": {"name": name, "namespace": NS, "resourceVersion": "3",
                     "labels": {"porch.kpt.dev/latest-revision": "true"},
@@ -205,35 +170,11 @@ fn fleet(n: usize) -> Fleet {
         put_variant(&mut writers, &variant(i));
     }
 
-    let (tx, leader) = watch::channel(true);
-    std::mem::forget(tx);
-    let prc = Arc::new(PrcContext {
-        client: client.clone(),
-        revisions: v2.writer.as_reader(),
-        index: v2.index.clone(),
-        repositories: caches.repositories.clone(),
-        core: Arc::new(NativeCore),
-        renderer: Some(Arc::new(
-            porch_variants::reconcile::DraftRenderer::porch_server(root.path(), None),
-        )),
-        slots: Arc::new(RenderSlots::new(0)),
-        config: pv_core::prc::reconcile::Config::default(),
-        git_root: root.path().to_path_buf(),
-        git_fetch_interval: std::time::Duration::ZERO,
-        gates: porch_variants::kube::shard::Gates::single(leader.clone()),
-    });
-    let mut context = Context::new(
-        client,
-        caches,
-        Arc::new(NativeCore),
-        Arc::new(Metrics::default()),
-        leader,
-    );
-    context.v1alpha2 = Some(prc);
+    let (ctx, _prc) = v1alpha2_contexts(client, caches, &v2, root.path());
     std::mem::forget(v2);
     Fleet {
         server,
-        ctx: Arc::new(context),
+        ctx,
         writers,
         _root: root,
     }

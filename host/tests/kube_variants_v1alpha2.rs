@@ -12,22 +12,16 @@ mod kube_support;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use kube::api::DynamicObject;
-use kube::runtime::reflector::store::Writer;
 use kube::runtime::watcher;
 use kube_support::*;
-use porch_variants::engine_api::NativeCore;
 use porch_variants::kube::api::{KubeResource, Repository};
 use porch_variants::kube::controller::{self, Context};
-use porch_variants::kube::metrics::Metrics;
-use porch_variants::kube::prc::{api_resource, PrcContext};
+use porch_variants::kube::prc::PrcContext;
 use porch_variants::local::cli::publish_files;
-use porch_variants::prc::RenderSlots;
 use porch_variants::store::git::{init_bare, GitRevisions};
 use porch_variants::store::{PackageRevisionStore, PrFilter};
 use pv_core::api::PackageVariant;
 use serde_json::{json, Value};
-use tokio::sync::watch;
 
 const NS: &str = "default";
 const V2_PATH: &str = "/apis/porch.kpt.dev/v1alpha2/namespaces/default/packagerevisions";
@@ -86,31 +80,7 @@ impl Cluster {
                 .apply_watcher_event(&watcher::Event::Apply(repository(r)));
         }
         let mut v2 = V2Cache::default();
-        let (tx, leader) = watch::channel(true);
-        std::mem::forget(tx);
-        let prc = Arc::new(PrcContext {
-            client: client.clone(),
-            revisions: v2.writer.as_reader(),
-            index: v2.index.clone(),
-            repositories: caches.repositories.clone(),
-            core: Arc::new(NativeCore),
-            renderer: Some(Arc::new(
-                porch_variants::reconcile::DraftRenderer::porch_server(root.path(), None),
-            )),
-            slots: Arc::new(RenderSlots::new(0)),
-            config: pv_core::prc::reconcile::Config::default(),
-            git_root: root.path().to_path_buf(),
-            git_fetch_interval: std::time::Duration::ZERO,
-            gates: porch_variants::kube::shard::Gates::single(leader.clone()),
-        });
-        let mut context = Context::new(
-            client,
-            caches,
-            Arc::new(NativeCore),
-            Arc::new(Metrics::default()),
-            leader,
-        );
-        context.v1alpha2 = Some(prc.clone());
+        let (ctx, prc) = v1alpha2_contexts(client, caches, &v2, root.path());
         // The blueprint, published in Git and discovered as an object.
         let git = git(root.path());
         let files = BTreeMap::from([
@@ -124,20 +94,17 @@ impl Cluster {
             .list(NS, &PrFilter::package("blueprints", "web"))
             .unwrap()
             .remove(0);
-        put(
-            &mut v2,
-            json!({
-                "apiVersion": "porch.kpt.dev/v1alpha2", "kind": "PackageRevision",
-                "metadata": {"name": "blueprints.web.v1", "namespace": NS, "resourceVersion": "1",
-                             "labels": {"porch.kpt.dev/latest-revision": "true"}},
-                "spec": {"packageName": "web", "repository": "blueprints", "workspaceName": "v1",
-                         "lifecycle": "Published"},
-                "status": {"revision": 1, "selfLock": up.status.self_lock},
-            }),
-        );
+        v2.put(json!({
+            "apiVersion": "porch.kpt.dev/v1alpha2", "kind": "PackageRevision",
+            "metadata": {"name": "blueprints.web.v1", "namespace": NS, "resourceVersion": "1",
+                         "labels": {"porch.kpt.dev/latest-revision": "true"}},
+            "spec": {"packageName": "web", "repository": "blueprints", "workspaceName": "v1",
+                     "lifecycle": "Published"},
+            "status": {"revision": 1, "selfLock": up.status.self_lock},
+        }));
         Cluster {
             server,
-            ctx: Arc::new(context),
+            ctx,
             prc,
             writers,
             v2,
@@ -176,29 +143,6 @@ impl Drop for Cluster {
 
 fn git(root: &std::path::Path) -> GitRevisions {
     git_support::open_repos(root, ["blueprints", "edge-1"])
-}
-
-/// The v1alpha2 watch cache and its index, filled as the watch would.
-struct V2Cache {
-    writer: Writer<DynamicObject>,
-    index: Arc<porch_variants::kube::cache::RevisionIndex>,
-}
-
-impl Default for V2Cache {
-    fn default() -> Self {
-        V2Cache {
-            writer: Writer::new(api_resource()),
-            index: Default::default(),
-        }
-    }
-}
-
-fn put(w: &mut V2Cache, obj: Value) -> Arc<DynamicObject> {
-    let o: DynamicObject = serde_json::from_value(obj).unwrap();
-    let event = watcher::Event::Apply(o.clone());
-    w.writer.apply_watcher_event(&event);
-    w.index.apply(&event);
-    Arc::new(o)
 }
 
 fn line_list(calls: &[Call]) -> Vec<String> {
@@ -255,7 +199,7 @@ async fn a_variant_declares_its_draft_waits_for_the_source_then_pushes_and_asks_
     assert_eq!(line_list(&c.take()), Vec::<String>::new());
     let mut declared = post.clone();
     declared["metadata"]["resourceVersion"] = json!("10");
-    let obj = put(&mut c.v2, declared.clone());
+    let obj = c.v2.put(declared.clone());
     c.reconcile(&stored).await.expect_err("still waiting");
     assert_eq!(line_list(&c.take()), Vec::<String>::new());
 
@@ -278,7 +222,7 @@ async fn a_variant_declares_its_draft_waits_for_the_source_then_pushes_and_asks_
     made["status"] = json!({"observedGeneration": 1, "creationSource": "clone",
         "conditions": [{"type": "Ready", "status": "True", "reason": "Ready", "message": "",
                         "lastTransitionTime": "2026-01-01T00:00:00Z"}]});
-    put(&mut c.v2, made.clone());
+    c.v2.put(made.clone());
     assert!(!c.files(DRAFT)["package-context.yaml"].contains("region"));
 
     // 4. The mutations are pushed to Git and a render is asked for.
@@ -309,7 +253,7 @@ async fn a_variant_declares_its_draft_waits_for_the_source_then_pushes_and_asks_
     // 5. Once the watch shows the request: nothing to do, no LIST, no write.
     made["metadata"]["annotations"] = json!({"porch.kpt.dev/render-request": requested});
     made["metadata"]["resourceVersion"] = json!("12");
-    put(&mut c.v2, made);
+    c.v2.put(made);
     stored.status = serde_json::from_value(status.clone()).unwrap();
     c.reconcile(&stored).await.expect("no-op");
     let calls = c.take();
@@ -356,34 +300,28 @@ fn with_published_downstream(c: &mut Cluster) -> (String, PackageVariant) {
             .find(|p| p.spec.revision == n)
             .and_then(|p| p.status.self_lock)
     };
-    put(
-        &mut c.v2,
-        json!({
-            "apiVersion": "porch.kpt.dev/v1alpha2", "kind": "PackageRevision",
-            "metadata": {"name": "blueprints.web.v2", "namespace": NS, "resourceVersion": "2"},
-            "spec": {"packageName": "web", "repository": "blueprints", "workspaceName": "v2",
-                     "lifecycle": "Published"},
-            "status": {"revision": 2, "selfLock": lock_of("blueprints", "web", 2)},
-        }),
-    );
+    c.v2.put(json!({
+        "apiVersion": "porch.kpt.dev/v1alpha2", "kind": "PackageRevision",
+        "metadata": {"name": "blueprints.web.v2", "namespace": NS, "resourceVersion": "2"},
+        "spec": {"packageName": "web", "repository": "blueprints", "workspaceName": "v2",
+                 "lifecycle": "Published"},
+        "status": {"revision": 2, "selfLock": lock_of("blueprints", "web", 2)},
+    }));
     let name = "edge-1.web.v1".to_string();
-    put(
-        &mut c.v2,
-        json!({
-            "apiVersion": "porch.kpt.dev/v1alpha2", "kind": "PackageRevision",
-            "metadata": {"name": name, "namespace": NS, "resourceVersion": "3",
-                "ownerReferences": [
-                    {"apiVersion": "config.porch.kpt.dev/v1alpha1", "kind": "Repository",
-                     "name": "edge-1", "uid": "uid-edge-1"},
-                    {"apiVersion": "config.porch.kpt.dev/v1alpha1", "kind": "PackageVariant",
-                     "name": "pv1", "uid": "uid-pv1", "controller": true}]},
-            "spec": {"packageName": "web", "repository": "edge-1", "workspaceName": "v1",
-                     "lifecycle": "Published"},
-            "status": {"revision": 1, "selfLock": lock_of("edge-1", "web", 1),
-                       "upstreamLock": {"type": "git", "git": {"repo": "blueprints", "directory": "web",
-                                         "ref": "web/v1", "commit": "c0ffee"}}},
-        }),
-    );
+    c.v2.put(json!({
+        "apiVersion": "porch.kpt.dev/v1alpha2", "kind": "PackageRevision",
+        "metadata": {"name": name, "namespace": NS, "resourceVersion": "3",
+            "ownerReferences": [
+                {"apiVersion": "config.porch.kpt.dev/v1alpha1", "kind": "Repository",
+                 "name": "edge-1", "uid": "uid-edge-1"},
+                {"apiVersion": "config.porch.kpt.dev/v1alpha1", "kind": "PackageVariant",
+                 "name": "pv1", "uid": "uid-pv1", "controller": true}]},
+        "spec": {"packageName": "web", "repository": "edge-1", "workspaceName": "v1",
+                 "lifecycle": "Published"},
+        "status": {"revision": 1, "selfLock": lock_of("edge-1", "web", 1),
+                   "upstreamLock": {"type": "git", "git": {"repo": "blueprints", "directory": "web",
+                                     "ref": "web/v1", "commit": "c0ffee"}}},
+    }));
     let mut pv = variant();
     pv.metadata.finalizers = vec!["config.porch.kpt.dev/packagevariants".into()];
     pv.metadata.resource_version = "20".into();
@@ -483,7 +421,7 @@ async fn a_reconcile_opens_only_the_repositories_it_reads() {
     // The PackageRevision controller clones the blueprint into edge-1.
     let mut declared = calls[1].body.clone();
     declared["metadata"]["resourceVersion"] = json!("10");
-    let obj = put(&mut c.v2, declared);
+    let obj = c.v2.put(declared);
     porch_variants::kube::prc::reconcile(obj, c.prc.clone())
         .await
         .expect("the source runs");

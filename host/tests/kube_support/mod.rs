@@ -760,3 +760,70 @@ pub fn fleet_variant(i: usize, key: &str, value: &str) -> pv_core::api::PackageV
     }))
     .expect("variant")
 }
+
+/// The v1alpha2 PackageRevision watch cache and its index, filled as the
+/// watch would fill them.
+pub struct V2Cache {
+    /// The cache.
+    pub writer: Writer<kube::api::DynamicObject>,
+    /// Its index.
+    pub index: Arc<RevisionIndex>,
+}
+
+impl Default for V2Cache {
+    fn default() -> Self {
+        V2Cache {
+            writer: Writer::new(porch_variants::kube::prc::api_resource()),
+            index: Default::default(),
+        }
+    }
+}
+
+impl V2Cache {
+    /// Puts `obj` in the cache and its index; returns the cached object.
+    pub fn put(&mut self, obj: Value) -> Arc<kube::api::DynamicObject> {
+        let o: kube::api::DynamicObject = serde_json::from_value(obj).expect("object");
+        let event = watcher::Event::Apply(o.clone());
+        self.writer.apply_watcher_event(&event);
+        self.index.apply(&event);
+        Arc::new(o)
+    }
+}
+
+/// The variant controllers' context on v1alpha2 PackageRevisions and the
+/// PackageRevision controller's, over the fake server, `caches`, `v2` and
+/// the Git repositories under `root`: native core, drafts rendered as
+/// porch-server renders them, this replica leading.
+pub fn v1alpha2_contexts(
+    client: Client,
+    caches: Caches,
+    v2: &V2Cache,
+    root: &std::path::Path,
+) -> (Arc<Context>, Arc<porch_variants::kube::prc::PrcContext>) {
+    let (tx, leader) = watch::channel(true);
+    std::mem::forget(tx);
+    let prc = Arc::new(porch_variants::kube::prc::PrcContext {
+        client: client.clone(),
+        revisions: v2.writer.as_reader(),
+        index: v2.index.clone(),
+        repositories: caches.repositories.clone(),
+        core: Arc::new(porch_variants::engine_api::NativeCore),
+        renderer: Some(Arc::new(
+            porch_variants::reconcile::DraftRenderer::porch_server(root, None),
+        )),
+        slots: Arc::new(porch_variants::prc::RenderSlots::new(0)),
+        config: pv_core::prc::reconcile::Config::default(),
+        git_root: root.to_path_buf(),
+        git_fetch_interval: std::time::Duration::ZERO,
+        gates: porch_variants::kube::shard::Gates::single(leader.clone()),
+    });
+    let mut context = Context::new(
+        client,
+        caches,
+        Arc::new(porch_variants::engine_api::NativeCore),
+        Arc::new(Metrics::default()),
+        leader,
+    );
+    context.v1alpha2 = Some(prc.clone());
+    (Arc::new(context), prc)
+}
