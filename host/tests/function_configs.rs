@@ -76,6 +76,10 @@ fn a_pod_executor_sends_the_function_to_porchs_function_runner() {
         "{text}"
     );
     assert!(text.contains("not found"), "{text}");
+    assert!(
+        text.contains("a FunctionConfig sends it to the pod executor"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -505,6 +505,20 @@ struct Prepared {
     fref: FunctionRef,
     runner: Runner,
     config: Option<Node>,
+    /// Where a FunctionConfig sent the function, said with its errors.
+    chosen: Option<String>,
+}
+
+impl Prepared {
+    /// `ran`, its error saying where a FunctionConfig sent the function.
+    fn noted(&self, mut ran: Ran) -> Ran {
+        if let (Some(note), Some(e)) = (&self.chosen, ran.error.as_mut()) {
+            if e.message != PENDING {
+                e.message = format!("{} ({note})", e.message);
+            }
+        }
+        ran
+    }
 }
 
 impl Walk<'_> {
@@ -687,6 +701,19 @@ impl Walk<'_> {
             })
             .flatten();
         let mut exec = f.exec.clone();
+        let note = match &chosen {
+            None => None,
+            Some(Executor::Builtin(id)) => {
+                Some(format!("a FunctionConfig runs it as builtin {id:?}"))
+            }
+            Some(Executor::Binary(path)) => {
+                Some(format!("a FunctionConfig runs it as binary {path:?}"))
+            }
+            Some(Executor::Pod) => Some(
+                "a FunctionConfig sends it to the pod executor, Porch's function runner"
+                    .to_string(),
+            ),
+        };
         let runner = match chosen {
             None => match image::catalog_name(&resolved, &self.opts.image_prefix)
                 .and_then(builtins::lookup)
@@ -740,6 +767,7 @@ impl Walk<'_> {
             },
             runner,
             config,
+            chosen: note,
         })
     }
 
@@ -1017,14 +1045,14 @@ impl Walk<'_> {
                     }
                 }
             }
-            let ran = function::run(
+            let ran = p.noted(function::run(
                 &p.fref,
                 &p.runner,
                 fn_input,
                 p.config.as_ref(),
                 &pkg_path,
                 &mut *self.runtime,
-            );
+            ));
             if ran.error.as_ref().is_some_and(|e| e.message == PENDING) {
                 self.pending = true;
                 return Err(err(PENDING.into(), false, Vec::new()));
@@ -1083,14 +1111,14 @@ impl Walk<'_> {
                     return Err(err(e, false, items));
                 }
             }
-            let ran = function::run(
+            let ran = p.noted(function::run(
                 &p.fref,
                 &p.runner,
                 fn_input,
                 p.config.as_ref(),
                 &pkg_path,
                 &mut *self.runtime,
-            );
+            ));
             if ran.error.as_ref().is_some_and(|e| e.message == PENDING) {
                 self.pending = true;
                 return Err(err(PENDING.into(), false, Vec::new()));
