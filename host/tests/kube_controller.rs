@@ -1291,3 +1291,152 @@ async fn an_approval_policy_proposes_then_approves_the_variants_draft() {
         "{lines:?}"
     );
 }
+
+/// The planned writes of a dry run, with the reconcile that planned each.
+type Plan = Arc<Mutex<Vec<(String, porch_variants::store::planned::PlannedWrite)>>>;
+
+/// A cluster whose controller plans its writes (`controller --dry-run`).
+fn dry_run_cluster() -> (Cluster, Plan) {
+    let mut c = Cluster::new();
+    let plan: Plan = Arc::default();
+    let sink = plan.clone();
+    Arc::get_mut(&mut c.ctx)
+        .expect("the cluster's own context")
+        .dry_run = Some(controller::DryRun::to(move |reconcile, w| {
+        sink.lock()
+            .unwrap()
+            .push((reconcile.to_string(), w.clone()));
+    }));
+    (c, plan)
+}
+
+fn planned(plan: &Plan) -> Vec<String> {
+    plan.lock()
+        .unwrap()
+        .iter()
+        .map(|(_, w)| format!("{}: {}", w.object, w.action))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dry_run_plans_what_the_reconcile_then_writes_and_writes_nothing() {
+    let (mut dry, plan) = dry_run_cluster();
+    let mut pv = variant("pv1", "east", json!({}));
+    pv.metadata.finalizers.clear();
+    let action = dry.reconcile(&pv).await.expect("reconcile");
+    assert_eq!(action, Action::await_change());
+    let calls = dry.take();
+    assert!(
+        calls.iter().all(|c| c.method == "GET"),
+        "a dry run wrote: {:?}",
+        dry.lines()
+    );
+    let draft = "edge-1.web.packagevariant-1";
+    assert_eq!(
+        planned(&plan),
+        vec![
+            format!("PackageVariant {NS}/pv1: update"),
+            format!("PackageRevision {NS}/{draft}: create"),
+            format!("PackageVariant {NS}/pv1: update status"),
+        ]
+    );
+    let writes = plan.lock().unwrap().clone();
+    assert!(writes
+        .iter()
+        .all(|(r, _)| r == &format!("PackageVariant {NS}/pv1")));
+    assert!(
+        writes[0]
+            .1
+            .diff
+            .contains("+      \"config.porch.kpt.dev/packagevariants\""),
+        "{}",
+        writes[0].1.diff
+    );
+    assert_eq!(writes[1].1.detail, "clone draft");
+    assert!(
+        writes[2].1.detail.starts_with("Ready=True"),
+        "{:?}",
+        writes[2]
+    );
+
+    // The real run writes the same objects, and the draft's content is
+    // what the planned diff adds, line for line.
+    let mut real = Cluster::new();
+    real.reconcile(&pv).await.expect("reconcile");
+    assert_eq!(
+        real.take_writes(),
+        vec![
+            format!("PUT {PV_PATH}/pv1"),
+            format!("POST {PR_PATH}"),
+            format!("PUT {PRR_PATH}/{draft}"),
+            format!("PATCH {PV_PATH}/pv1/status"),
+        ]
+    );
+    let files = real.files(draft);
+    let mut added = String::new();
+    for (path, text) in &files {
+        added.push_str(&format!("+++ {draft}/{path}\n"));
+        for line in text.lines() {
+            added.push_str(&format!("+{line}\n"));
+        }
+    }
+    let diff = &writes[1].1.diff;
+    let plus: String = diff
+        .lines()
+        .filter(|l| l.starts_with('+'))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(plus, added, "planned:\n{diff}");
+    assert!(files["package-context.yaml"].contains("region: east"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dry_run_of_a_set_follows_it_into_the_variants_it_would_create() {
+    let (mut dry, plan) = dry_run_cluster();
+    put_variant(&mut dry.writers, &child("fleet-edge-1-web", "edge-1"));
+    let pvs = set(json!([{"repositories": [{"name": "edge-1"}, {"name": "edge-2"}]}]));
+    dry.reconcile_set(&pvs).await.expect("reconcile");
+    assert!(
+        dry.take().iter().all(|c| c.method == "GET"),
+        "a dry run wrote: {:?}",
+        dry.lines()
+    );
+    let by = |reconcile: &str| -> Vec<String> {
+        plan.lock()
+            .unwrap()
+            .iter()
+            .filter(|(r, _)| r == reconcile)
+            .map(|(_, w)| format!("{}: {}", w.object, w.action))
+            .collect()
+    };
+    // The set's own writes, then what its new and changed children would
+    // do once the variant controller reconciles them.
+    let all = by(&format!("PackageVariantSet {NS}/fleet"));
+    assert_eq!(
+        all[..3],
+        [
+            format!("PackageVariant {NS}/fleet-edge-1-web: update"),
+            format!("PackageVariant {NS}/fleet-edge-2-web: create"),
+            format!("PackageVariantSet {NS}/fleet: update status"),
+        ]
+    );
+    assert!(
+        all.contains(&format!(
+            "PackageRevision {NS}/edge-2.web.packagevariant-1: create"
+        )),
+        "{all:#?}"
+    );
+    assert!(
+        all.contains(&format!(
+            "PackageRevision {NS}/edge-1.web.packagevariant-1: create"
+        )),
+        "{all:#?}"
+    );
+    // The update drops the child's stale label: the diff says so.
+    let update = &plan.lock().unwrap()[0].1;
+    assert!(
+        update.diff.contains("-      \"stale\": \"yes\""),
+        "{}",
+        update.diff
+    );
+}

@@ -392,6 +392,7 @@ async fn controller_runs_the_repositories_reconciler() {
             git_fetch_interval: Duration::from_secs(10),
         },
         repositories: RepoArgs::default(),
+        dry_run: false,
     };
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let controller = tokio::spawn(run_with(fake_client(c.server.clone()), args, async move {

@@ -41,6 +41,7 @@ fn args() -> ControllerArgs {
             git_fetch_interval: Duration::from_secs(10),
         },
         repositories: porch_variants::kube::repo::RepoArgs::default(),
+        dry_run: false,
     }
 }
 
@@ -410,4 +411,32 @@ async fn unsafe_lease_settings_are_refused_before_any_request() {
     let e = run_fails(&server, a).await;
     assert!(e.contains("--identity"), "{e}");
     assert!(calls(&server).is_empty(), "{:?}", lines(&server));
+}
+
+/// `controller --dry-run` reconciles as the controller does and sends no
+/// write: no object, no status, and no Lease though election is on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dry_run_reconciles_and_writes_nothing() {
+    let server = one_variant(&[], Duration::ZERO);
+    let mut args = args();
+    args.dry_run = true;
+    args.leader_elect = true;
+    // The reconcile reads the upstream's resources to make the draft.
+    let calls = run_until(&server, args, &format!("GET {PRR_PATH}/blueprints.web.v1")).await;
+    assert!(
+        calls
+            .iter()
+            .any(|c| c.line() == format!("GET {PRR_PATH}/blueprints.web.v1")),
+        "the variant was not reconciled: {:#?}",
+        calls.iter().map(Call::line).collect::<Vec<_>>()
+    );
+    assert_eq!(writes(&calls), Vec::<String>::new());
+    assert!(!calls.iter().any(|c| c.uri.contains("leases")));
+
+    let mut sharded = self::args();
+    sharded.dry_run = true;
+    sharded.shards = 2;
+    sharded.identity = "replica-1".into();
+    let e = run_fails(&server, sharded).await;
+    assert!(e.contains("--dry-run") && e.contains("--shards"), "{e}");
 }

@@ -458,3 +458,121 @@ async fn a_set_reconcile_opens_no_repository_it_does_not_read() {
     );
     assert!(calls.iter().all(|l| !l.contains("/secrets/")), "{calls:?}");
 }
+
+/// A dry run's planned writes, as `object: action`, with the diffs.
+type Plan = Arc<Mutex<Vec<porch_variants::store::planned::PlannedWrite>>>;
+
+impl Cluster {
+    /// The controller's context as `controller --dry-run` makes it, over
+    /// the same caches and Git.
+    fn dry_run(&self) -> (Arc<Context>, Plan) {
+        let (_tx, leader) = tokio::sync::watch::channel(true);
+        let mut ctx = Context::new(
+            self.ctx.client.clone(),
+            self.ctx.caches.clone(),
+            self.ctx.core.clone(),
+            Arc::new(porch_variants::kube::metrics::Metrics::default()),
+            leader,
+        );
+        ctx.v1alpha2 = Some(self.prc.clone());
+        let plan: Plan = Arc::default();
+        let sink = plan.clone();
+        ctx.dry_run = Some(controller::DryRun::to(move |_, w| {
+            sink.lock().unwrap().push(w.clone());
+        }));
+        (Arc::new(ctx), plan)
+    }
+
+    /// A dry-run reconcile of `pv`: what it planned.
+    async fn plan(
+        &mut self,
+        pv: &PackageVariant,
+    ) -> Vec<porch_variants::store::planned::PlannedWrite> {
+        let (ctx, plan) = self.dry_run();
+        let obj = put_variant(&mut self.writers, pv);
+        controller::reconcile_package_variant(obj, ctx)
+            .await
+            .expect("a dry run ends its plan without an error");
+        let planned = plan.lock().unwrap().clone();
+        planned
+    }
+}
+
+fn actions(plan: &[porch_variants::store::planned::PlannedWrite]) -> Vec<String> {
+    plan.iter()
+        .map(|w| format!("{}: {}", w.object, w.action))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dry_run_on_v1alpha2_declares_nothing_and_pushes_nothing() {
+    let mut c = Cluster::new();
+    let pv = variant();
+
+    // A new variant: the draft it would declare, nothing sent, no Git.
+    let plan = c.plan(&pv).await;
+    assert_eq!(
+        actions(&plan),
+        vec![
+            format!("PackageVariant {NS}/pv1: update"),
+            format!("PackageRevision {NS}/{DRAFT}: create"),
+            format!("PackageVariant {NS}/pv1: update status"),
+        ]
+    );
+    assert!(plan[1].detail.contains("declared"), "{:?}", plan[1]);
+    assert!(plan[2].detail.contains("waiting"), "{:?}", plan[2]);
+    let calls = c.take();
+    assert!(
+        calls.iter().all(|c| c.method == "GET"),
+        "{:?}",
+        line_list(&calls)
+    );
+    assert!(git(c.root.path())
+        .list(NS, &PrFilter::package("edge-1", "web"))
+        .unwrap()
+        .is_empty());
+
+    // The draft declared and made for real; the dry run then plans the
+    // push of the mutations, and the real run pushes what it planned.
+    c.reconcile(&pv).await.expect_err("waits for the source");
+    let calls = c.take();
+    let mut declared = calls[1].body.clone();
+    declared["metadata"]["resourceVersion"] = json!("10");
+    let obj = c.v2.put(declared.clone());
+    porch_variants::kube::prc::reconcile(obj, c.prc.clone())
+        .await
+        .expect("source");
+    c.take();
+    let mut made = declared;
+    made["metadata"]["resourceVersion"] = json!("11");
+    made["metadata"]["generation"] = json!(1);
+    made["status"] = json!({"observedGeneration": 1, "creationSource": "clone"});
+    c.v2.put(made);
+    let mut stored = pv.clone();
+    stored.metadata.resource_version = "20".into();
+    stored.metadata.finalizers = vec!["config.porch.kpt.dev/packagevariants".into()];
+    stored.status = serde_json::from_value(calls[2].body["status"].clone()).unwrap();
+    let before = c.files(DRAFT);
+
+    let plan = c.plan(&stored).await;
+    assert_eq!(
+        actions(&plan)[0],
+        format!("PackageRevision {NS}/{DRAFT}: update resources")
+    );
+    let calls = c.take();
+    assert!(
+        calls.iter().all(|c| c.method == "GET"),
+        "{:?}",
+        line_list(&calls)
+    );
+    assert_eq!(c.files(DRAFT), before, "a dry run pushed to Git");
+
+    c.reconcile(&stored).await.expect("mutates");
+    let after = c.files(DRAFT);
+    assert_ne!(after, before);
+    assert_eq!(
+        plan[0].diff,
+        porch_variants::store::planned::package_diff(&before, &after, DRAFT, DRAFT)
+    );
+    assert!(plan[0].diff.contains("+  region: east"), "{}", plan[0].diff);
+}

@@ -6,6 +6,12 @@
 //! synchronous reconciler ([`crate::reconcile`]) on a blocking thread over a
 //! [`KubeStore`]. Validation errors are reported in the status (`Stalled`)
 //! and not retried; other errors are retried with backoff.
+//!
+//! With [`Context::dry_run`] (`controller --dry-run`) a reconcile reads as
+//! usual and writes into a [`Planned`] overlay: each write it would make
+//! goes to the dry run's sink (the log), a set's plan is followed through
+//! the variants it would create or change, and nothing reaches the API
+//! server or Git.
 
 use std::collections::BTreeSet;
 use std::collections::HashMap;
@@ -28,6 +34,7 @@ use crate::engine_api::Core;
 use crate::reconcile::{
     approval, package_variant, package_variant_set, Ctx, Event, ReconcileError,
 };
+use crate::store::planned::{Planned, PlannedWrite};
 use crate::store::StoreError;
 use pv_core::approval::POLICY as APPROVAL_POLICY;
 
@@ -118,7 +125,53 @@ pub struct Context {
     /// context, whose v1alpha2 cache and Repositories' Git the variants
     /// read and write (`None`: the aggregated v1alpha1 API).
     pub v1alpha2: Option<Arc<super::prc::PrcContext>>,
+    /// `controller --dry-run`: writes are planned, not made (`None`:
+    /// they are made).
+    pub dry_run: Option<DryRun>,
     failures: Mutex<HashMap<(String, String), u32>>,
+}
+
+/// Where a dry run's planned writes go, with the object whose reconcile
+/// planned them.
+pub type PlanSink = dyn Fn(&str, &PlannedWrite) + Send + Sync;
+
+/// `controller --dry-run`: each reconcile's writes are planned, not made,
+/// and handed to a sink.
+#[derive(Clone)]
+pub struct DryRun {
+    sink: Arc<PlanSink>,
+}
+
+impl std::fmt::Debug for DryRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DryRun").finish_non_exhaustive()
+    }
+}
+
+impl DryRun {
+    /// Planned writes logged (`would write`, with the diff of what they
+    /// change on a line of its own).
+    pub fn logging() -> Self {
+        DryRun::to(|reconcile, w| {
+            tracing::info!(
+                reconcile = %reconcile,
+                object = %w.object,
+                action = %w.action,
+                detail = %w.detail,
+                "would write"
+            );
+            if !w.diff.is_empty() {
+                tracing::info!(object = %w.object, "would change:\n{}", w.diff.trim_end());
+            }
+        })
+    }
+
+    /// Planned writes handed to `sink`.
+    pub fn to(sink: impl Fn(&str, &PlannedWrite) + Send + Sync + 'static) -> Self {
+        DryRun {
+            sink: Arc::new(sink),
+        }
+    }
 }
 
 impl Context {
@@ -138,6 +191,7 @@ impl Context {
             gates: Gates::single(leader),
             recent: Expectations::default(),
             v1alpha2: None,
+            dry_run: None,
             failures: Mutex::default(),
         }
     }
@@ -243,12 +297,80 @@ fn variant_scope(ctx: &Context, pv: &pv_core::api::PackageVariant) -> BTreeSet<S
     names
 }
 
+/// What a reconcile reconciles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Variant,
+    Set,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Variant => "PackageVariant",
+            Kind::Set => "PackageVariantSet",
+        }
+    }
+}
+
+/// Runs `f` over `rctx`, or, in a dry run, over a [`Planned`] overlay of
+/// it: a set's plan is then followed through the variants it would create
+/// or change (each reconciled on the same overlay, as the variant
+/// controller would reconcile them next), the planned writes go to the
+/// dry run's sink, and an error ends the plan there (it is logged, not
+/// retried: nothing changed that a retry would see).
+fn reconcile_in<F>(
+    rctx: &Ctx<'_>,
+    dry_run: Option<&DryRun>,
+    kind: Kind,
+    subject: &str,
+    f: F,
+    events: &mut Vec<Event>,
+) -> Result<(), ReconcileError>
+where
+    F: FnOnce(&Ctx<'_>, &mut Vec<Event>) -> Result<(), ReconcileError>,
+{
+    let Some(dry_run) = dry_run else {
+        return f(rctx, events);
+    };
+    let planned = Planned::new(rctx.revisions, rctx.objects);
+    let pctx = Ctx {
+        revisions: &planned,
+        objects: &planned,
+        core: rctx.core,
+        now: rctx.now.clone(),
+        renderer: rctx.renderer,
+        jobs: 1,
+    };
+    let mut result = f(&pctx, events).map_err(|e| (subject.to_string(), e));
+    if kind == Kind::Set && result.is_ok() {
+        for pv in planned.variants_written() {
+            if let Err(e) = package_variant::reconcile(&pctx, &pv, events) {
+                let child = format!(
+                    "PackageVariant {}/{}",
+                    pv.metadata.namespace, pv.metadata.name
+                );
+                result = Err((child, e));
+                break;
+            }
+        }
+    }
+    for w in planned.writes() {
+        (dry_run.sink)(subject, &w);
+    }
+    if let Err((object, e)) = result {
+        tracing::warn!(reconcile = %subject, object = %object, error = %e, "a dry run's plan stops here");
+    }
+    Ok(())
+}
+
 /// Runs `f` (a synchronous reconcile over a [`KubeStore`]) on a blocking
 /// thread; in v1alpha2 mode it opens the Git repositories named in
 /// `scope` (a reconcile's cost does not grow with the namespace's
 /// Repositories).
 async fn run_blocking<F>(
     ctx: &Arc<Context>,
+    kind: Kind,
     object: &str,
     scope: BTreeSet<String>,
     f: F,
@@ -257,10 +379,19 @@ where
     F: FnOnce(&Ctx<'_>, &mut Vec<Event>) -> Result<(), ReconcileError> + Send + 'static,
 {
     let handle = Handle::current();
+    let dry_run = ctx.dry_run.clone();
+    // A dry run's stores can write nothing: its writes go to the overlay,
+    // and the gate under it stays shut.
+    let gate = match dry_run {
+        Some(_) => watch::channel(false).1,
+        None => {
+            let (ns, name) = object.split_once('/').unwrap_or(("", object));
+            ctx.gates.gate(ns, name)
+        }
+    };
+    let subject = format!("{} {object}", kind.name());
     let (client, caches, core) = (ctx.client.clone(), ctx.caches.clone(), ctx.core.clone());
     let recent = ctx.recent.clone();
-    let (ns_of, name_of) = object.split_once('/').unwrap_or(("", object));
-    let gate = ctx.gates.gate(ns_of, name_of);
     let v1alpha2 = ctx.v1alpha2.clone();
     let namespace = object.split('/').next().unwrap_or_default().to_string();
     let (result, events) = tokio::task::spawn_blocking(move || {
@@ -277,7 +408,7 @@ where
                 renderer: None,
                 jobs: 1,
             };
-            let result = f(&rctx, &mut events);
+            let result = reconcile_in(&rctx, dry_run.as_ref(), kind, &subject, f, &mut events);
             return (result, events);
         };
         // v1alpha2: revisions are the v1alpha2 objects, content the
@@ -315,7 +446,7 @@ where
             renderer: prc.renderer.as_deref(),
             jobs: 1,
         };
-        let result = f(&rctx, &mut events);
+        let result = reconcile_in(&rctx, dry_run.as_ref(), kind, &subject, f, &mut events);
         (result, events)
     })
     .await
@@ -324,7 +455,9 @@ where
         source,
     })?;
     ctx.metrics.record_fuel(ctx.core.fuel_used());
-    log_events(&events);
+    if ctx.dry_run.is_none() {
+        log_events(&events);
+    }
     result.map_err(|source| Error::Reconcile {
         object: object.to_string(),
         source,
@@ -382,7 +515,7 @@ pub async fn reconcile_package_variant(
     let waiting = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let waits = waiting.clone();
     let scope = variant_scope(&ctx, &core_pv);
-    run_blocking(&ctx, &object, scope, move |rctx, events| {
+    run_blocking(&ctx, Kind::Variant, &object, scope, move |rctx, events| {
         package_variant::reconcile(rctx, &core_pv, events)?;
         if asks_approval {
             // The variant as this reconcile left it (its Ready condition).
@@ -404,7 +537,7 @@ pub async fn reconcile_package_variant(
     })
     .await?;
     ctx.succeeded(PACKAGE_VARIANTS, &object);
-    if waiting.load(std::sync::atomic::Ordering::Relaxed) {
+    if waiting.load(std::sync::atomic::Ordering::Relaxed) && ctx.dry_run.is_none() {
         // A delay or a gate is not an event: look again.
         return Ok(Action::requeue(APPROVAL_RETRY));
     }
@@ -437,7 +570,7 @@ pub async fn reconcile_package_variant_set(
         .iter()
         .map(|u| u.repo.clone())
         .collect();
-    run_blocking(&ctx, &object, scope, move |rctx, events| {
+    run_blocking(&ctx, Kind::Set, &object, scope, move |rctx, events| {
         package_variant_set::reconcile(rctx, &core_pvs, events)
     })
     .await?;

@@ -102,6 +102,13 @@ pub struct ControllerArgs {
     /// under `--packagerevisions.git-root`).
     #[command(flatten)]
     pub repositories: super::repo::RepoArgs,
+    /// Reconcile as usual but write nothing: no object, no status, no Git,
+    /// no Lease. Each write a reconcile would make is logged (`would
+    /// write`, with a diff of what it changes), a set's plan followed
+    /// through the variants it would create or change. The PackageRevision
+    /// and Repository controllers do not run (their work is Git writes).
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// The controller could not start or stopped with an error.
@@ -435,10 +442,26 @@ pub async fn run_with(
         ));
     }
 
-    let run_prc = all || args.reconcilers.iter().any(|r| r == PACKAGE_REVISIONS);
+    if args.dry_run && args.shards > 0 {
+        return Err(RunError::Usage(
+            "--dry-run takes no Lease and writes nothing: it reconciles every object, and --shards cannot split that".into(),
+        ));
+    }
+    let run_prc = !args.dry_run && (all || args.reconcilers.iter().any(|r| r == PACKAGE_REVISIONS));
     let run_pv = all || args.reconcilers.iter().any(|r| r == PACKAGE_VARIANTS);
     let run_pvs = all || args.reconcilers.iter().any(|r| r == PACKAGE_VARIANT_SETS);
-    let run_repo = all || args.reconcilers.iter().any(|r| r == REPOSITORIES);
+    let run_repo = !args.dry_run && (all || args.reconcilers.iter().any(|r| r == REPOSITORIES));
+    if args.dry_run
+        && (all
+            || args
+                .reconcilers
+                .iter()
+                .any(|r| r == PACKAGE_REVISIONS || r == REPOSITORIES))
+    {
+        tracing::warn!(
+            "--dry-run: the PackageRevision and Repository controllers do not run (their work is Git writes)"
+        );
+    }
     let v2 = args.porch_api == crate::store::v1alpha2::PorchApi::V1alpha2;
     // The v1alpha2 objects are watched for the PackageRevision controller,
     // and for the variants when they drive that API.
@@ -482,7 +505,10 @@ pub async fn run_with(
     // Shutdown and leadership.
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     let sharded = args.shards > 0;
-    let (leader_tx, leader_rx) = watch::channel(!args.leader_elect && !sharded);
+    // A dry run writes nothing, so it needs no Lease (and takes none from
+    // the controller that writes).
+    let elect = args.leader_elect && !args.dry_run;
+    let (leader_tx, leader_rx) = watch::channel(!elect && !sharded);
     let (shard_tx, shard_rx): (Vec<_>, Vec<_>) =
         (0..args.shards).map(|_| watch::channel(false)).unzip();
     let gates = if sharded {
@@ -762,7 +788,7 @@ pub async fn run_with(
             metrics.shards.clone(),
             election_stop_rx,
         )))
-    } else if args.leader_elect {
+    } else if elect {
         Some(tokio::spawn(leader::run(
             client.clone(),
             lease,
@@ -888,6 +914,7 @@ pub async fn run_with(
         tokio::spawn(handoff.run(gained_rx, stopped(shutdown_rx.clone())));
     }
     context.v1alpha2 = v2.then(|| prc_ctx.clone());
+    context.dry_run = args.dry_run.then(ctl::DryRun::logging);
     let ctx = Arc::new(context);
     let pv_controller = (started && run_pv).then(|| {
         Controller::for_stream(channel_stream(pv_rx).map(Ok), pv_store)
@@ -942,6 +969,7 @@ pub async fn run_with(
             packagevariantsets = run_pvs,
             porch_api = ?args.porch_api,
             core = ctx.core.name(),
+            dry_run = args.dry_run,
             "controller started"
         );
     }

@@ -23,6 +23,7 @@ use serde::Serialize;
 
 use super::cli::{run_local, LocalArgs, LocalError, LocalSummary};
 use super::dir_lock::{DirLock, LOCK_FILE};
+use crate::store::planned::package_diff;
 use crate::store::remote::RemoteRevisions;
 use crate::store::{Files, PackageRevisionStore, PrFilter, StoreError};
 
@@ -139,43 +140,6 @@ fn revisions(
         }
     }
     Ok(out)
-}
-
-/// A unified diff of two packages, file by file, in path order.
-pub fn package_diff(old: &Files, new: &Files, old_name: &str, new_name: &str) -> String {
-    let mut paths: Vec<&String> = old.keys().chain(new.keys()).collect();
-    paths.sort();
-    paths.dedup();
-    let mut out = String::new();
-    for path in paths {
-        let a = old.get(path).map_or("", String::as_str);
-        let b = new.get(path).map_or("", String::as_str);
-        if a == b {
-            continue;
-        }
-        let diff = similar::TextDiff::from_lines(a, b);
-        let from = if old.contains_key(path) {
-            format!("{old_name}/{path}")
-        } else {
-            "/dev/null".to_string()
-        };
-        let to = if new.contains_key(path) {
-            format!("{new_name}/{path}")
-        } else {
-            "/dev/null".to_string()
-        };
-        out.push_str(
-            &diff
-                .unified_diff()
-                .context_radius(3)
-                .header(&from, &to)
-                .to_string(),
-        );
-        if !out.ends_with('\n') {
-            out.push('\n');
-        }
-    }
-    out
 }
 
 /// The latest published revision of `pr`'s package in `revs`.

@@ -24,6 +24,7 @@
 pub mod faulty;
 pub mod git;
 pub mod memory;
+pub mod planned;
 pub mod remote;
 pub mod v1alpha2;
 
