@@ -1440,3 +1440,81 @@ async fn a_dry_run_of_a_set_follows_it_into_the_variants_it_would_create() {
         update.diff
     );
 }
+
+/// Nephio's approval controller on revisions annotated by hand (no variant
+/// asks): a gate not met waits (requeued, nothing written), then the draft
+/// is proposed, then approved through the subresource; a revision owned by
+/// a variant that asks is left to that variant's reconcile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revision_annotated_by_hand_is_proposed_then_approved() {
+    use porch_variants::kube::api::{KubeResource, PackageRevision as KubePr};
+    let mut c = Cluster::new();
+    let mut draft = revision("blueprints", "web", "v2", 0, "Draft", None, None);
+    draft
+        .metadata
+        .annotations
+        .insert("approval.nephio.org/policy".into(), "always".into());
+    draft.spec.readiness_gates = vec![pv_core::api::package_revision::ReadinessGate {
+        condition_type: "Specialized".into(),
+    }];
+    let name = draft.metadata.name.clone();
+    async fn approve(c: &mut Cluster, pr: &PackageRevision) -> Action {
+        c.add_revision(pr, blueprint("web:2.0"));
+        let obj = Arc::new(KubePr::from_core(pr).expect("converts"));
+        controller::reconcile_approval(obj, c.ctx.clone())
+            .await
+            .expect("reconcile")
+    }
+
+    assert_eq!(
+        approve(&mut c, &draft).await,
+        Action::requeue(controller::APPROVAL_RETRY)
+    );
+    assert_eq!(c.take_writes(), Vec::<String>::new(), "waits for its gate");
+
+    draft.status.conditions = vec![pv_core::api::package_revision::PackageCondition {
+        type_: "Specialized".into(),
+        status: "True".into(),
+        ..Default::default()
+    }];
+    draft.metadata.resource_version = "9".into();
+    approve(&mut c, &draft).await;
+    let calls = c.take();
+    let writes: Vec<&Call> = calls.iter().filter(|c| is_write(c)).collect();
+    assert_eq!(
+        writes.iter().map(|c| c.line()).collect::<Vec<_>>(),
+        vec![format!("PUT {PR_PATH}/{name}")]
+    );
+    assert_eq!(writes[0].body["spec"]["lifecycle"], "Proposed");
+
+    draft.spec.lifecycle = pv_core::api::Lifecycle::Proposed;
+    draft.metadata.resource_version = "10".into();
+    approve(&mut c, &draft).await;
+    assert_eq!(
+        c.take_writes(),
+        vec![format!("PUT {PR_PATH}/{name}/approval")]
+    );
+
+    // A draft of a variant whose spec asks for the policy: the variant's
+    // reconcile approves it, not this one.
+    let mut owned = revision(
+        "edge-1",
+        "web",
+        "packagevariant-1",
+        0,
+        "Draft",
+        Some("web/v1"),
+        Some("pv1"),
+    );
+    owned
+        .metadata
+        .annotations
+        .insert("approval.nephio.org/policy".into(), "always".into());
+    let mut pv = variant("pv1", "east", json!({}));
+    pv.spec
+        .annotations
+        .insert("approval.nephio.org/policy".into(), "always".into());
+    put_variant(&mut c.writers, &pv);
+    assert_eq!(approve(&mut c, &owned).await, Action::await_change());
+    assert_eq!(c.take_writes(), Vec::<String>::new());
+}

@@ -440,3 +440,27 @@ async fn a_dry_run_reconciles_and_writes_nothing() {
     let e = run_fails(&server, sharded).await;
     assert!(e.contains("--dry-run") && e.contains("--shards"), "{e}");
 }
+
+/// A draft annotated by hand with an approval policy is proposed by the
+/// running controller: its watch event reaches the approval reconciler.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_draft_annotated_by_hand_is_proposed_by_the_controller() {
+    let server = one_variant(&[], Duration::ZERO);
+    {
+        let mut s = server.lock().unwrap();
+        s.lists.get_mut("packagerevisions").unwrap().push(json!({
+            "apiVersion": "porch.kpt.dev/v1alpha1", "kind": "PackageRevision",
+            "metadata": {"name": "blueprints.web.v2", "namespace": "default", "uid": "u-v2", "resourceVersion": "4",
+                         "annotations": {"approval.nephio.org/policy": "always"}},
+            "spec": {"packageName": "web", "repository": "blueprints", "workspaceName": "v2",
+                     "revision": 0, "lifecycle": "Draft"}
+        }));
+    }
+    let propose = format!("PUT {PR_PATH}/blueprints.web.v2");
+    let calls = run_until(&server, args(), &propose).await;
+    let put = calls
+        .iter()
+        .find(|c| c.line() == propose)
+        .unwrap_or_else(|| panic!("not proposed: {:#?}", writes(&calls)));
+    assert_eq!(put.body["spec"]["lifecycle"], "Proposed");
+}

@@ -1120,3 +1120,82 @@ fn bulk_verbs_act_on_the_revisions_a_selector_picks_with_a_summary() {
     assert!(err.contains("not both"), "{err}");
     assert_eq!(d.object("blueprints.b1.v1")["spec"]["lifecycle"], "Draft");
 }
+
+/// A declared revision annotated by hand with Nephio's approval policy:
+/// the run proposes and approves it once it is Ready, as Nephio's approval
+/// controller would, though no variant asks for it; `initial` then leaves
+/// the package's next draft alone, and a bad policy value is an error
+/// naming the revision.
+#[test]
+fn a_revision_annotated_by_hand_with_an_approval_policy_is_approved() {
+    let d = Dir::new();
+    let file = d.root.join("site.yaml");
+    let declared = |ws: &str, policy: &str| {
+        DECLARED
+            .replace("site.v1", &format!("site.{ws}"))
+            .replace("workspaceName: v1", &format!("workspaceName: {ws}"))
+            .replace("  lifecycle: Draft\n", "")
+            .replace(
+                "metadata:\n",
+                &format!("metadata:\n  annotations:\n    approval.nephio.org/policy: {policy}\n"),
+            )
+    };
+    std::fs::write(&file, declared("v1", "initial")).unwrap();
+    let out = d.ok(&["local", "."]);
+    assert!(
+        out.contains(
+            "PackageRevision default/blueprints.site.v1: proposed: approval policy initial"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("PackageRevision default/blueprints.site.v1: approved: revision 1 (approval policy initial)"),
+        "{out}"
+    );
+    assert!(d
+        .refs("blueprints")
+        .contains(&"refs/tags/site/v1".to_string()));
+
+    // `initial`: the package has a published revision, so a second draft
+    // waits (written nothing).
+    std::fs::write(
+        &file,
+        format!(
+            "{}---\n{}",
+            declared("v1", "initial"),
+            declared("v2", "initial")
+        ),
+    )
+    .unwrap();
+    let out = d.ok(&["local", "."]);
+    assert!(!out.contains("site.v2: proposed"), "{out}");
+    assert!(d
+        .refs("blueprints")
+        .contains(&"refs/heads/drafts/site/v2".to_string()));
+
+    // An unknown policy is refused by name; nothing moves.
+    std::fs::write(
+        &file,
+        format!(
+            "{}---\n{}",
+            declared("v1", "initial"),
+            declared("v2", "sometimes")
+        ),
+    )
+    .unwrap();
+    let out = d.run(&["local", "."]);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("blueprints.site.v2")
+            && text
+                .contains("invalid \"approval.nephio.org/policy\" annotation value: \"sometimes\""),
+        "{text}"
+    );
+    assert!(d
+        .refs("blueprints")
+        .contains(&"refs/heads/drafts/site/v2".to_string()));
+}

@@ -42,6 +42,9 @@ use pv_core::approval::POLICY as APPROVAL_POLICY;
 pub const PACKAGE_VARIANTS: &str = "packagevariants";
 /// Name of the PackageVariantSet reconciler (flag value and metric label).
 pub const PACKAGE_VARIANT_SETS: &str = "packagevariantsets";
+/// Metric label of the approval of revisions annotated by hand (it runs
+/// with the PackageVariant reconciler).
+pub const APPROVALS: &str = "approvals";
 
 /// How long a replica that is not the leader waits before looking again.
 pub const NOT_LEADER_RETRY: Duration = Duration::from_secs(10);
@@ -302,6 +305,7 @@ fn variant_scope(ctx: &Context, pv: &pv_core::api::PackageVariant) -> BTreeSet<S
 enum Kind {
     Variant,
     Set,
+    Revision,
 }
 
 impl Kind {
@@ -309,6 +313,7 @@ impl Kind {
         match self {
             Kind::Variant => "PackageVariant",
             Kind::Set => "PackageVariantSet",
+            Kind::Revision => "PackageRevision",
         }
     }
 }
@@ -576,6 +581,103 @@ pub async fn reconcile_package_variant_set(
     .await?;
     ctx.succeeded(PACKAGE_VARIANT_SETS, &object);
     Ok(Action::await_change())
+}
+
+/// Whether a PackageRevision (its annotations and `spec.lifecycle`) is one
+/// the approval policy may move: it carries the policy annotation and is
+/// not published. Its events go to the approval of revisions annotated by
+/// hand.
+pub fn asks_approval(
+    annotations: &std::collections::BTreeMap<String, String>,
+    lifecycle: &str,
+) -> bool {
+    annotations.contains_key(APPROVAL_POLICY)
+        && lifecycle != "Published"
+        && lifecycle != "DeletionProposed"
+}
+
+/// Proposes and approves, as Nephio's approval controller does, the
+/// revisions of `pr`'s package that carry an approval policy themselves
+/// (annotated by hand, `kubectl annotate`), on Porch's v1alpha1 API.
+/// Revisions owned by a variant whose `spec.annotations` asks for the
+/// policy are left to that variant's reconcile.
+pub async fn reconcile_approval(
+    pr: Arc<PackageRevision>,
+    ctx: Arc<Context>,
+) -> Result<Action, Error> {
+    let package = (pr.spec.repository.clone(), pr.spec.package_name.clone());
+    approve_annotated(pr.as_ref(), package, ctx).await
+}
+
+/// [`reconcile_approval`] on v1alpha2 PackageRevisions.
+pub async fn reconcile_approval_v1alpha2(
+    obj: Arc<kube::api::DynamicObject>,
+    ctx: Arc<Context>,
+) -> Result<Action, Error> {
+    let text = |f: &str| obj.data["spec"][f].as_str().unwrap_or_default().to_string();
+    let package = (text("repository"), text("packageName"));
+    approve_annotated(obj.as_ref(), package, ctx).await
+}
+
+async fn approve_annotated<K: ResourceExt>(
+    obj: &K,
+    (repository, package): (String, String),
+    ctx: Arc<Context>,
+) -> Result<Action, Error> {
+    if let Some(action) = not_writable(&ctx, APPROVALS, obj) {
+        return Ok(action);
+    }
+    ctx.metrics
+        .reconciles
+        .get_or_create(&Metrics::labels(APPROVALS))
+        .inc();
+    let object = key(obj);
+    let ns = obj.namespace().unwrap_or_default();
+    let caches = ctx.caches.clone();
+    let waiting = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let waits = waiting.clone();
+    let scope = BTreeSet::from([repository.clone()]);
+    run_blocking(&ctx, Kind::Revision, &object, scope, move |rctx, events| {
+        let owner = |ns: &str, name: &str| {
+            caches
+                .package_variants
+                .get(&ObjectRef::new(name).within(ns))
+                .and_then(|pv| pv.to_core().ok())
+        };
+        let handles = |pr: &pv_core::api::PackageRevision| {
+            pv_core::approval::owner_variant(pr)
+                .and_then(|n| owner(&pr.metadata.namespace, n))
+                .is_none_or(|pv| !pv.spec.annotations.contains_key(APPROVAL_POLICY))
+        };
+        let package = approval::Package {
+            namespace: &ns,
+            repository: &repository,
+            name: &package,
+        };
+        let mut refused = Vec::new();
+        let wait =
+            approval::approve_package(rctx, package, &owner, &handles, events, &mut refused)?;
+        waits.store(wait, std::sync::atomic::Ordering::Relaxed);
+        for e in refused {
+            tracing::warn!(object = %e.object, detail = %e.detail, "not approved");
+        }
+        Ok(())
+    })
+    .await?;
+    ctx.succeeded(APPROVALS, &object);
+    if waiting.load(std::sync::atomic::Ordering::Relaxed) && ctx.dry_run.is_none() {
+        return Ok(Action::requeue(APPROVAL_RETRY));
+    }
+    Ok(Action::await_change())
+}
+
+/// Error policy of the approval of revisions annotated by hand.
+pub fn approval_error_policy<K: ResourceExt>(
+    obj: Arc<K>,
+    error: &Error,
+    ctx: Arc<Context>,
+) -> Action {
+    error_policy_for(APPROVALS, &key(obj.as_ref()), error, &ctx)
 }
 
 fn error_policy_for(controller: &str, object: &str, error: &Error, ctx: &Context) -> Action {

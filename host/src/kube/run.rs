@@ -553,6 +553,10 @@ pub async fn run_with(
     let (pv_tx, pv_rx) = mpsc::unbounded_channel::<PackageVariant>();
     let (pvs_tx, pvs_rx) = mpsc::unbounded_channel::<PackageVariantSet>();
     let (pv_all_tx, pvs_all_tx) = (pv_tx.clone(), pvs_tx.clone());
+    // Revisions annotated with an approval policy, for the approval of
+    // revisions annotated by hand (with the variants' controller).
+    let (approval_tx, approval_rx) = mpsc::unbounded_channel::<PackageRevision>();
+    let (approval_v2_tx, approval_v2_rx) = mpsc::unbounded_channel::<DynamicObject>();
 
     // What the reconciles wrote and the caches may not show yet; the watch
     // events below end each entry once the cache has caught up.
@@ -581,6 +585,14 @@ pub async fn run_with(
         spawn_reflector(pr_api, pr_writer, move |event| {
             caches.revision_index.apply(event);
             observe(&recent, event);
+            if let Some(pr) = touched(event).filter(|_| run_pv) {
+                let lifecycle = serde_json::to_value(pr.spec.lifecycle).unwrap_or_default();
+                if !matches!(event, watcher::Event::Delete(_))
+                    && ctl::asks_approval(pr.annotations(), lifecycle.as_str().unwrap_or_default())
+                {
+                    let _ = approval_tx.send(pr.clone());
+                }
+            }
             if let Some(pr) = touched(event) {
                 for r in ctl::package_variants_of_revision(&caches, pr) {
                     let _ = pv_ref_tx.send(r);
@@ -668,6 +680,12 @@ pub async fn run_with(
                 observe(&recent, event);
             }
             let Some(obj) = touched(event) else { return };
+            if v2 && run_pv && !matches!(event, watcher::Event::Delete(_)) {
+                let lifecycle = obj.data["spec"]["lifecycle"].as_str().unwrap_or_default();
+                if ctl::asks_approval(obj.annotations(), lifecycle) {
+                    let _ = approval_v2_tx.send(obj.clone());
+                }
+            }
             if v2 {
                 // Any change, status included: a variant waits for its
                 // draft's source to be done.
@@ -927,6 +945,32 @@ pub async fn run_with(
             )
             .for_each(|_| async {})
     });
+    // Nephio's approval controller for revisions annotated by hand: on the
+    // revisions the variants drive (v1alpha1 or v1alpha2).
+    let approval_controller = (started && run_pv && !v2).then(|| {
+        Controller::for_stream(channel_stream(approval_rx).map(Ok), pr_store.clone())
+            .graceful_shutdown_on(stopped(shutdown_rx.clone()))
+            .run(
+                ctl::reconcile_approval,
+                ctl::approval_error_policy,
+                ctx.clone(),
+            )
+            .for_each(|_| async {})
+    });
+    let approval_v2_controller = (started && run_pv && v2).then(|| {
+        Controller::for_stream_with(
+            channel_stream(approval_v2_rx).map(Ok),
+            prc_store.clone(),
+            prc_resource.clone(),
+        )
+        .graceful_shutdown_on(stopped(shutdown_rx.clone()))
+        .run(
+            ctl::reconcile_approval_v1alpha2,
+            ctl::approval_error_policy,
+            ctx.clone(),
+        )
+        .for_each(|_| async {})
+    });
     let pvs_controller = (started && run_pvs).then(|| {
         Controller::for_stream(channel_stream(pvs_rx).map(Ok), pvs_store)
             .reconcile_on(channel_stream(pvs_ref_rx))
@@ -981,6 +1025,14 @@ pub async fn run_with(
         },
         async {
             if let Some(c) = pvs_controller {
+                c.await;
+            }
+        },
+        async {
+            if let Some(c) = approval_controller {
+                c.await;
+            }
+            if let Some(c) = approval_v2_controller {
                 c.await;
             }
         },

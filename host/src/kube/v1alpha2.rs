@@ -86,6 +86,18 @@ impl<'a> KubeV2Objects<'a> {
 }
 
 impl PrObjects for KubeV2Objects<'_> {
+    fn annotated_packages(&self, key: &str) -> CallResult<Vec<(String, String, String)>> {
+        let mut found = std::collections::BTreeSet::new();
+        for obj in self.ctx.revisions.state() {
+            if obj.annotations().contains_key(key) {
+                found.extend(super::super::store::v1alpha2::annotated_package(
+                    &to_value(&obj)?,
+                    key,
+                ));
+            }
+        }
+        Ok(found.into_iter().collect())
+    }
     fn list(&self, namespace: &str, filter: &PrFilter) -> CallResult<Vec<Value>> {
         // The index names the candidates (the whole cache is scanned only
         // for a list by neither package nor owner); only the objects that

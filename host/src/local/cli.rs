@@ -61,7 +61,9 @@ pub struct LocalArgs {
     /// WebAssembly component.
     #[arg(long)]
     pub native_core: bool,
-    /// Most reconcile passes before giving up on a fixed point.
+    /// Most reconcile passes before giving up on a fixed point, counted
+    /// from the last pass in which an approval policy proposed or approved
+    /// a draft (so a rollout that approval drives runs to its end).
     #[arg(long, default_value_t = 10)]
     pub max_passes: usize,
     /// No progress bar.
@@ -708,6 +710,10 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
         // a render not done) is tried again before the variants look.
         let retried = session.retry_unready()?;
         retried.iter().for_each(|e| bar.event(e));
+        // The revisions declared in the directory's files first: a
+        // variant may clone one, and an approval policy they carry is
+        // applied by the passes below.
+        let mut lines = super::rpkg::reconcile_declared(&session, &declared)?;
         let v2 = Faulty::new(
             V2Revisions::new(&session.api, &revisions, Some(&session)),
             plan.clone(),
@@ -724,7 +730,9 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
         // Every write of the run is counted, the controller's too.
         report.events.splice(0..0, retried);
         report.events.extend(rendered);
-        let lines = super::rpkg::reconcile_declared(&session, &declared)?;
+        // Then whatever the passes left the controller to do (a draft
+        // whose render failed is reported here).
+        lines.extend(super::rpkg::reconcile_declared(&session, &declared)?);
         session.keep_discovered()?;
         session.compact()?;
         (report, lines)

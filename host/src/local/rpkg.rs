@@ -499,6 +499,13 @@ pub fn reconcile_declared(s: &Session<'_>, declared: &[Value]) -> Result<Vec<PrL
             let mut obj = d.clone();
             obj["metadata"]["namespace"] = json!(ns);
             obj["metadata"]["annotations"][DECLARED_ANNOTATION] = json!("true");
+            // A file that leaves the lifecycle out declares a draft, as
+            // `rpkg init` makes one, and leaves its lifecycle to others
+            // (an approval policy, `rpkg propose`): the file applies only
+            // the fields it has.
+            if obj["spec"]["lifecycle"].is_null() {
+                obj["spec"]["lifecycle"] = json!("Draft");
+            }
             s.api.create(&obj).map_err(call_err)?;
         }
         // The file's spec is applied as its own field manager, so the

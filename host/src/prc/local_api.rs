@@ -762,6 +762,19 @@ impl crate::store::v1alpha2::PrObjects for LocalApi {
     fn delete(&self, namespace: &str, name: &str) -> CallResult<()> {
         LocalApi::delete(self, namespace, name)
     }
+
+    fn annotated_packages(&self, key: &str) -> CallResult<Vec<(String, String, String)>> {
+        let table = self
+            .table
+            .lock()
+            .map_err(|_| CallError::Failed("the object table's lock is poisoned".into()))?;
+        let found: std::collections::BTreeSet<_> = table
+            .objects
+            .values()
+            .filter_map(|s| crate::store::v1alpha2::annotated_package(&s.object, key))
+            .collect();
+        Ok(found.into_iter().collect())
+    }
 }
 
 #[cfg(test)]

@@ -404,7 +404,8 @@ fn collect_orphans(ctx: &Ctx<'_>, events: &mut Vec<Event>) -> Result<(), Reconci
 }
 
 /// Reconciles every PackageVariantSet, then every PackageVariant, pass
-/// after pass, until a pass writes nothing (at most `max_passes`). A failed
+/// after pass, until a pass writes nothing (at most `max_passes` after the
+/// last pass in which the approval policy proposed or approved). A failed
 /// object is reported and the run goes on; a fatal store error (a
 /// simulated crash) ends the run with that error.
 pub fn run_to_fixed_point(
@@ -425,7 +426,17 @@ pub fn run_to_fixed_point_quiet(
     mut quiet: Option<&mut QuietDigests>,
 ) -> Result<RunReport, ReconcileError> {
     let mut report = RunReport::default();
-    for pass in 1..=max_passes.max(1) {
+    // The budget counts the passes since the last one in which the
+    // approval policy moved a revision on: a rollout that approval drives
+    // runs to its end in one run, however many rounds it takes, while a
+    // run that goes round without approving stops after `max_passes`.
+    let mut counted_from = 0;
+    let mut pass = 0;
+    loop {
+        pass += 1;
+        if pass - counted_from > max_passes.max(1) {
+            break;
+        }
         report.passes = pass;
         let mut events = Vec::new();
         let mut errors = Vec::new();
@@ -472,8 +483,11 @@ pub fn run_to_fixed_point_quiet(
         }
         let before = events.len();
         // Waiting revisions are looked at again by the next run.
-        let _waiting = approval::approve(ctx, &pvs, &mut events, &mut errors)?;
+        let _waiting = approval::approve_with(ctx, &pvs, true, &mut events, &mut errors)?;
         events[before..].iter().for_each(|e| progress.event(e));
+        if events.len() > before {
+            counted_from = pass;
+        }
         report.package_variants = pvs.len();
         report.package_variant_sets = sets.len();
         report.skipped = skipped;

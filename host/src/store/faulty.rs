@@ -616,6 +616,12 @@ impl<S: PackageRevisionStore> PackageRevisionStore for Faulty<S> {
     fn get(&self, namespace: &str, name: &str) -> StoreResult<PackageRevision> {
         self.plan.read("get", || self.inner.get(namespace, name))
     }
+    fn annotated_packages(&self, key: &str) -> StoreResult<Vec<(String, String, String)>> {
+        // Passed through, neither counted nor faulted: it answers from an
+        // index in memory (or nothing), and a seeded schedule's faults
+        // stay on the calls they were drawn for.
+        self.inner.annotated_packages(key)
+    }
     fn fingerprint(&self, namespace: &str, filter: &PrFilter) -> StoreResult<Option<String>> {
         // A list that may lag behind is not what the fingerprint describes.
         if self.plan.schedule.may_be_stale() {

@@ -295,6 +295,15 @@ pub trait PackageRevisionStore: Send + Sync {
     fn fingerprint(&self, _namespace: &str, _filter: &PrFilter) -> StoreResult<Option<String>> {
         Ok(None)
     }
+    /// The packages (namespace, repository, package) holding a revision
+    /// not yet published that carries the annotation `key`, in order,
+    /// where revisions can be annotated by hand and the store finds them
+    /// by it (the v1alpha2 objects, declared in files or annotated with
+    /// kubectl). Stores whose revisions carry only the annotations their
+    /// writers gave them answer none.
+    fn annotated_packages(&self, _key: &str) -> StoreResult<Vec<(String, String, String)>> {
+        Ok(Vec::new())
+    }
 }
 
 /// The other objects: PackageVariants (with Kubernetes' finalizer semantics:
@@ -374,6 +383,9 @@ impl<T: PackageRevisionStore + ?Sized> PackageRevisionStore for &T {
     }
     fn fingerprint(&self, namespace: &str, filter: &PrFilter) -> StoreResult<Option<String>> {
         (**self).fingerprint(namespace, filter)
+    }
+    fn annotated_packages(&self, key: &str) -> StoreResult<Vec<(String, String, String)>> {
+        (**self).annotated_packages(key)
     }
 }
 

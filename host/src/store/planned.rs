@@ -473,6 +473,10 @@ impl PackageRevisionStore for Planned<'_> {
         self.revisions.source_state(namespace, name)
     }
 
+    fn annotated_packages(&self, key: &str) -> StoreResult<Vec<(String, String, String)>> {
+        self.revisions.annotated_packages(key)
+    }
+
     fn fingerprint(&self, namespace: &str, filter: &PrFilter) -> StoreResult<Option<String>> {
         if self.lock().revisions.is_empty() {
             self.revisions.fingerprint(namespace, filter)

@@ -64,6 +64,32 @@ pub trait PrObjects: Send + Sync {
     fn merge_patch(&self, namespace: &str, name: &str, patch: &Value) -> CallResult<()>;
     /// Deletes an object (marked while it has finalizers).
     fn delete(&self, namespace: &str, name: &str) -> CallResult<()>;
+    /// The packages of the objects [`annotated_package`] names for `key`,
+    /// in order, without duplicates.
+    fn annotated_packages(&self, key: &str) -> CallResult<Vec<(String, String, String)>>;
+}
+
+/// The package (namespace, repository, package) of a v1alpha2 object that
+/// carries the annotation `key`, is not published and not being deleted.
+pub fn annotated_package(object: &Value, key: &str) -> Option<(String, String, String)> {
+    let meta = &object["metadata"];
+    if meta["annotations"].get(key).is_none() || !meta["deletionTimestamp"].is_null() {
+        return None;
+    }
+    let lifecycle = object["spec"]["lifecycle"].as_str().unwrap_or_default();
+    if lifecycle == "Published" || lifecycle == "DeletionProposed" {
+        return None;
+    }
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    let ns = meta["namespace"]
+        .as_str()
+        .filter(|n| !n.is_empty())
+        .unwrap_or("default");
+    Some((
+        ns.to_string(),
+        text(&object["spec"]["repository"]),
+        text(&object["spec"]["packageName"]),
+    ))
 }
 
 /// The PackageRevision controller, where it runs in this process: woken
@@ -255,6 +281,11 @@ impl<'a> V2Revisions<'a> {
 }
 
 impl PackageRevisionStore for V2Revisions<'_> {
+    fn annotated_packages(&self, key: &str) -> StoreResult<Vec<(String, String, String)>> {
+        self.objects
+            .annotated_packages(key)
+            .map_err(store_error("*", "*"))
+    }
     fn fingerprint(&self, namespace: &str, filter: &PrFilter) -> StoreResult<Option<String>> {
         // The objects the list would answer from (spec, status, metadata),
         // and the content of each of their repositories in Git.
