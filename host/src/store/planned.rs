@@ -140,6 +140,15 @@ fn variant_text(pv: &PackageVariant) -> String {
     pretty(&shown)
 }
 
+/// An object's Ready condition as a person reads it (empty without one).
+fn ready_line(conditions: &[pv_core::api::Condition]) -> String {
+    conditions
+        .iter()
+        .find(|c| c.type_ == "Ready")
+        .map(|c| format!("Ready={} {}: {}", c.status, c.reason, c.message))
+        .unwrap_or_default()
+}
+
 /// JSON pretty-printed: stable key order, one field a line (what a diff
 /// of two objects needs).
 fn pretty(v: &Value) -> String {
@@ -215,6 +224,14 @@ impl<'a> Planned<'a> {
                 created,
             }),
         );
+    }
+
+    /// A variant as the dry run has it.
+    fn variant(&self, ns: &str, name: &str) -> StoreResult<PackageVariant> {
+        self.list_package_variants(Some(ns))?
+            .into_iter()
+            .find(|p| p.metadata.name == name)
+            .ok_or_else(|| not_found("PackageVariant", ns, name))
     }
 
     /// The latest published revision of `pr`'s package, with its files
@@ -541,11 +558,7 @@ impl ObjectStore for Planned<'_> {
 
     fn update_package_variant(&self, pv: &PackageVariant) -> StoreResult<PackageVariant> {
         let (ns, name) = (&pv.metadata.namespace, &pv.metadata.name);
-        let before = self
-            .list_package_variants(Some(ns))?
-            .into_iter()
-            .find(|p| &p.metadata.name == name)
-            .ok_or_else(|| not_found("PackageVariant", ns, name))?;
+        let before = self.variant(ns, name)?;
         let mut updated = pv.clone();
         updated.status = before.status.clone();
         self.record(
@@ -562,23 +575,12 @@ impl ObjectStore for Planned<'_> {
 
     fn update_package_variant_status(&self, pv: &PackageVariant) -> StoreResult<()> {
         let (ns, name) = (&pv.metadata.namespace, &pv.metadata.name);
-        let mut current = self
-            .list_package_variants(Some(ns))?
-            .into_iter()
-            .find(|p| &p.metadata.name == name)
-            .ok_or_else(|| not_found("PackageVariant", ns, name))?;
+        let mut current = self.variant(ns, name)?;
         current.status = pv.status.clone();
-        let ready = current
-            .status
-            .conditions
-            .iter()
-            .find(|c| c.type_ == "Ready")
-            .map(|c| format!("Ready={} {}: {}", c.status, c.reason, c.message))
-            .unwrap_or_default();
         self.record(
             format!("PackageVariant {ns}/{name}"),
             "update status",
-            ready,
+            ready_line(&current.status.conditions),
             String::new(),
         );
         self.lock().variants.insert(key(ns, name), Some(current));
@@ -586,11 +588,7 @@ impl ObjectStore for Planned<'_> {
     }
 
     fn delete_package_variant(&self, namespace: &str, name: &str) -> StoreResult<()> {
-        let current = self
-            .list_package_variants(Some(namespace))?
-            .into_iter()
-            .find(|p| p.metadata.name == name)
-            .ok_or_else(|| not_found("PackageVariant", namespace, name))?;
+        let current = self.variant(namespace, name)?;
         let finalizers = !current.metadata.finalizers.is_empty();
         self.record(
             format!("PackageVariant {namespace}/{name}"),
@@ -627,17 +625,10 @@ impl ObjectStore for Planned<'_> {
 
     fn update_package_variant_set_status(&self, pvs: &PackageVariantSet) -> StoreResult<()> {
         let (ns, name) = (&pvs.metadata.namespace, &pvs.metadata.name);
-        let ready = pvs
-            .status
-            .conditions
-            .iter()
-            .find(|c| c.type_ == "Ready")
-            .map(|c| format!("Ready={} {}: {}", c.status, c.reason, c.message))
-            .unwrap_or_default();
         self.record(
             format!("PackageVariantSet {ns}/{name}"),
             "update status",
-            ready,
+            ready_line(&pvs.status.conditions),
             String::new(),
         );
         self.lock().sets.insert(key(ns, name), pvs.clone());
