@@ -10,6 +10,7 @@
 
 pub mod api;
 pub mod approval;
+pub mod krm;
 pub mod merge;
 pub mod prc;
 pub mod render;

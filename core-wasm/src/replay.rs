@@ -1,12 +1,98 @@
-//! The driver of the step-function reconciles ([`crate::prc::reconcile`],
-//! [`crate::repo::reconcile`]): a reconcile is written as straight-line
+//! The driver of the step-function reconciles (the PackageRevision and
+//! Repository controllers'), and the types they share with their host
+//! ([`Answer`], [`RepoKey`]): a reconcile is written as straight-line
 //! code over calls. Where the host can be called back (the native core),
 //! each call is made as it comes ([`Io::direct`]); where it cannot (the
 //! component, which has no imports), each step replays the reconcile over
 //! the answers the host has given so far and stops at the first call
 //! without one, which becomes the host's next call ([`Io::new`]).
 
-use crate::prc::reconcile::io::Answer;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A Repository by namespace and name (`RepositoryKey`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RepoKey {
+    /// Namespace of the Repository object.
+    pub namespace: String,
+    /// Name of the Repository object.
+    pub name: String,
+}
+
+/// The host's answer to a call of a step-function reconcile.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "answer", rename_all = "camelCase")]
+pub enum Answer {
+    /// The call succeeded; its value (null for writes).
+    Ok {
+        /// The value.
+        #[serde(default)]
+        value: Value,
+    },
+    /// The object or revision does not exist.
+    NotFound {
+        /// The error text.
+        message: String,
+    },
+    /// The object or revision already exists.
+    AlreadyExists {
+        /// The error text.
+        message: String,
+    },
+    /// Any other failure.
+    Error {
+        /// The error text.
+        message: String,
+    },
+}
+
+impl Answer {
+    /// A successful answer.
+    pub fn ok(value: Value) -> Self {
+        Answer::Ok { value }
+    }
+
+    /// A plain error.
+    pub fn error(message: impl Into<String>) -> Self {
+        Answer::Error {
+            message: message.into(),
+        }
+    }
+
+    /// The value, or the error text.
+    pub fn into_result(self) -> Result<Value, String> {
+        match self {
+            Answer::Ok { value } => Ok(value),
+            Answer::NotFound { message }
+            | Answer::AlreadyExists { message }
+            | Answer::Error { message } => Err(message),
+        }
+    }
+
+    /// The value decoded as `T`, or the error text (a value that does not
+    /// decode is an error naming `what`).
+    pub fn decode<T: serde::de::DeserializeOwned>(self, what: &str) -> Result<T, String> {
+        let v = self.into_result()?;
+        serde_json::from_value(v).map_err(|e| format!("{what}: {e}"))
+    }
+
+    /// Whether this is [`Answer::NotFound`], or an error whose text says
+    /// so (`repository.IsNotFoundError`: `not found`, `does not exist`,
+    /// `no such`, `404`, any case).
+    pub fn is_not_found(&self) -> bool {
+        match self {
+            Answer::NotFound { .. } => true,
+            Answer::Error { message } => {
+                let m = message.to_lowercase();
+                ["not found", "does not exist", "no such", "404"]
+                    .iter()
+                    .any(|s| m.contains(s))
+            }
+            _ => false,
+        }
+    }
+}
 
 /// The reconcile needs an answer the host has not given yet (or, made
 /// directly, the host refused to make the call).

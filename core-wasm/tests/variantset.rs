@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 use pv_core::api::{ObjectMeta, PackageRevision, PackageVariant, Upstream};
-use pv_core::variantset::cel::{CelEnv, CelError, CelObject, Limits, ObjectInput, Variables};
+use pv_core::krm::cel::{CelEnv, CelError, CelObject, Limits, ObjectInput, Variables};
 use pv_core::variantset::types::{
     DownstreamTemplate, InjectionSelectorTemplate, MapExpr, ObjectSelector, PackageContextTemplate,
     RepositoryTarget,

@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 
 use pv_core::api::ResultItem;
-use pv_core::variant::mutate::objects::parse_objects;
+use pv_core::krm::objects::parse_objects;
 use pv_core::yaml::{self, Node};
 
 use crate::annotations::{self, Removed};

@@ -3,6 +3,7 @@
 
 pub mod clock;
 pub mod component;
+pub mod crd;
 pub mod engine_api;
 pub mod fn_render;
 pub mod function_runner;

@@ -174,14 +174,14 @@ fn main() -> ExitCode {
         Command::Fmt { check, paths } => fmt::run(&paths, check),
         Command::Component { command } => component_cmd::run(command),
         Command::Controller(args) => controller_cmd(args),
-        Command::Crds { set } => porch_variants::kube::crd::yaml_of(match set {
+        Command::Crds { set } => porch_variants::crd::yaml_of(match set {
             CrdSet::All => {
-                let mut all = porch_variants::kube::crd::all();
-                all.extend(porch_variants::kube::crd::package_revision_crds());
+                let mut all = porch_variants::crd::all();
+                all.extend(porch_variants::crd::package_revision_crds());
                 all
             }
-            CrdSet::Variants => porch_variants::kube::crd::all(),
-            CrdSet::Packagerevisions => porch_variants::kube::crd::package_revision_crds(),
+            CrdSet::Variants => porch_variants::crd::all(),
+            CrdSet::Packagerevisions => porch_variants::crd::package_revision_crds(),
         })
         .map(|y| {
             porch_variants::outln!("{}", y.trim_end_matches('\n'));

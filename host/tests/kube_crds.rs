@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use porch_variants::kube::crd::{self, drift};
+use porch_variants::crd::{self, drift};
 use serde_json::Value;
 
 fn deploy_dir() -> PathBuf {

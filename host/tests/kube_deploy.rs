@@ -9,8 +9,9 @@
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
+use porch_variants::crd;
 use porch_variants::kube::run::ControllerArgs;
-use porch_variants::kube::{crd, FIELD_MANAGER};
+use porch_variants::kube::FIELD_MANAGER;
 use serde_json::Value;
 
 fn deploy_dir() -> PathBuf {

@@ -14,6 +14,7 @@ pub mod package_revision;
 pub mod package_variant;
 pub mod repository;
 pub mod resource_list;
+pub mod upstream_lock;
 
 pub use kptfile::{Function, Kptfile, Pipeline, ResourceReference, Selector};
 pub use meta::{Condition, ObjectMeta, OwnerReference};

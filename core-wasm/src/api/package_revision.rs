@@ -392,6 +392,21 @@ pub mod v1alpha2 {
     use super::{Lifecycle, Locator, PackageCondition, PackageMetadata, ReadinessGate};
     use crate::api::meta::{Condition, ObjectMeta};
 
+    /// The label marking the latest published revision of a package.
+    pub const LATEST_REVISION_LABEL: &str = "porch.kpt.dev/latest-revision";
+    /// The annotation that asks for a render (porch-server writes the
+    /// revision's resourceVersion into it after storing unrendered content).
+    pub const RENDER_REQUEST_ANNOTATION: &str = "porch.kpt.dev/render-request";
+
+    /// `ComposePkgRevObjName`: `<repo>.<package with / as .>.<workspace>`, or
+    /// empty when any part is empty.
+    pub fn object_name(repository: &str, package: &str, workspace: &str) -> String {
+        if repository.is_empty() || package.is_empty() || workspace.is_empty() {
+            return String::new();
+        }
+        format!("{repository}.{}.{workspace}", package.replace('/', "."))
+    }
+
     /// API version of the kind.
     pub const API_VERSION: &str = "porch.kpt.dev/v1alpha2";
 

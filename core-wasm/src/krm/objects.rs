@@ -11,7 +11,21 @@
 
 use crate::yaml::{self, Kind, Node, YamlError};
 
-use super::error::ObjectsError;
+/// Why a file could not be read as KRM objects (the kpt function SDK's
+/// `ParseKubeObjects` / `ParseKubeObject`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ObjectsError {
+    /// The text is not YAML.
+    #[error("failed to parse input bytes: {0}")]
+    Yaml(Box<YamlError>),
+    /// A document is not a mapping; the number is yaml.v3's node kind
+    /// (2 sequence, 8 scalar, 16 alias), as the SDK reports it.
+    #[error("failed to extract objects: unhandled node kind {0}")]
+    NotAnObject(u8),
+    /// A file that must hold one object holds another number of them.
+    #[error("expected exactly one object, got {0}")]
+    NotExactlyOne(usize),
+}
 
 /// yaml.v3's number of a node kind, as the SDK prints it.
 fn go_kind(kind: Kind) -> u8 {

@@ -5,7 +5,7 @@
 
 use super::resource::{merge_packages, MergeOutcome};
 use super::{Files, MergeError};
-use crate::variant::mutate::objects::{emit_object, parse_object};
+use crate::krm::objects::{emit_object, parse_object};
 use serde_json::{Map, Value};
 
 use crate::yaml::{from_json_ordered, string_node, Format, Node};

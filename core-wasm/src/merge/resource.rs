@@ -42,7 +42,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Files, MergeError};
-use crate::variant::mutate::objects::{emit_objects, is_krm_file, parse_objects};
+use crate::krm::objects::{emit_objects, is_krm_file, parse_objects};
 use crate::yaml::{deep_copy_formatting, Kind, Node};
 
 /// kyaml's associative-list keys, in its order of preference.

@@ -24,7 +24,7 @@
 pub mod fieldindex;
 pub mod labels;
 pub mod mergekey;
-pub mod readiness;
+pub use crate::krm::readiness;
 pub mod reconcile;
 pub mod render;
 pub mod source;
@@ -32,23 +32,12 @@ pub mod upstream;
 
 /// The finalizer the controller puts on every PackageRevision.
 pub const FINALIZER: &str = "porch.kpt.dev/packagerevisions";
-/// The label marking the latest published revision of a package.
-pub const LATEST_REVISION_LABEL: &str = "porch.kpt.dev/latest-revision";
-/// The annotation that asks for a render (porch-server writes the
-/// revision's resourceVersion into it after storing unrendered content).
-pub const RENDER_REQUEST_ANNOTATION: &str = "porch.kpt.dev/render-request";
+pub use crate::api::package_revision::v1alpha2::{
+    object_name, LATEST_REVISION_LABEL, RENDER_REQUEST_ANNOTATION,
+};
 /// With value `"true"`, a failed render pipeline's partial output is
 /// written anyway.
 pub const PUSH_ON_RENDER_FAILURE_ANNOTATION: &str = "porch.kpt.dev/push-on-render-failure";
-
-/// `ComposePkgRevObjName`: `<repo>.<package with / as .>.<workspace>`, or
-/// empty when any part is empty.
-pub fn object_name(repository: &str, package: &str, workspace: &str) -> String {
-    if repository.is_empty() || package.is_empty() || workspace.is_empty() {
-        return String::new();
-    }
-    format!("{repository}.{}.{workspace}", package.replace('/', "."))
-}
 
 #[cfg(test)]
 mod tests {

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::api::Function;
-use crate::variantset::cel::{Budget, CelEnv, CelError, ConditionInput, Limits};
+use crate::krm::cel::{Budget, CelEnv, CelError, ConditionInput, Limits};
 use crate::yaml::{self, Format, Node};
 
 use super::annotations as ann;

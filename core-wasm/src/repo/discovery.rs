@@ -17,9 +17,10 @@ use serde_json::{json, Map, Value};
 
 use crate::api::meta::{ObjectMeta, OwnerReference};
 use crate::api::package_revision::v1alpha2::{self, PackageRevision};
+use crate::api::package_revision::v1alpha2::{object_name, LATEST_REVISION_LABEL};
 use crate::api::package_revision::Lifecycle;
 use crate::api::repository::{self, Repository};
-use crate::prc::{object_name, readiness, LATEST_REVISION_LABEL};
+use crate::krm::readiness;
 
 use super::REPOSITORY_LABEL;
 
@@ -357,7 +358,7 @@ mod tests {
         existing
             .metadata
             .labels
-            .insert(crate::prc::LATEST_REVISION_LABEL.into(), "true".into());
+            .insert(LATEST_REVISION_LABEL.into(), "true".into());
         assert!(package_revision_up_to_date(&existing, &desired));
         existing
             .metadata

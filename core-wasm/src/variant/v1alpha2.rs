@@ -11,6 +11,9 @@
 use std::collections::BTreeMap;
 
 use crate::api::package_revision::v1alpha2::{
+    object_name, LATEST_REVISION_LABEL as V2_LATEST_REVISION_LABEL, RENDER_REQUEST_ANNOTATION,
+};
+use crate::api::package_revision::v1alpha2::{
     CloneFrom, PackageRevision as PrV2, PackageRevisionRef, Source, Upgrade, API_VERSION,
 };
 use crate::api::package_revision::{
@@ -18,7 +21,6 @@ use crate::api::package_revision::{
     LATEST_REVISION_LABEL,
 };
 use crate::api::ObjectMeta;
-use crate::prc::{LATEST_REVISION_LABEL as V2_LATEST_REVISION_LABEL, RENDER_REQUEST_ANNOTATION};
 
 /// Labels and annotations the API machinery and the controllers keep on a
 /// v1alpha2 object; they are not the variant's metadata and are not
@@ -241,7 +243,7 @@ pub fn source_of_draft(draft: &PackageRevision, strategy: Option<&str>) -> Resul
 /// annotations and owner references, lifecycle Draft, and the source.
 pub fn object_for_draft(draft: &PackageRevision, strategy: Option<&str>) -> Result<PrV2, String> {
     let source = source_of_draft(draft, strategy)?;
-    let name = crate::prc::object_name(
+    let name = object_name(
         &draft.spec.repository,
         &draft.spec.package_name,
         &draft.spec.workspace_name,

@@ -16,7 +16,6 @@
 //! | render templates (CEL) | [`render`](mod@render), [`cel`] | `UnexpectedError` |
 //! | name children, plan writes | [`naming`], [`sync`] | — |
 
-pub mod cel;
 pub mod naming;
 pub mod render;
 pub mod rollout;
@@ -29,7 +28,8 @@ pub mod unroll;
 pub mod upstream;
 pub mod validate;
 
-pub use cel::{CelError, Limits, ObjectInput};
+pub use crate::krm::cel;
+pub use crate::krm::cel::{CelError, Limits, ObjectInput};
 pub use render::{Evaluator, TemplateError};
 pub use selector::{LabelSelector, LabelSelectorRequirement};
 pub use sync::SyncPlan;

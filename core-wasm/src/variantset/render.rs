@@ -19,13 +19,13 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-use super::cel::{Budget, CelEnv, CelError, CelObject, Limits, Program, Variables};
 use super::scope::in_namespace;
 use super::types::{FunctionTemplate, MapExpr, PackageVariantTemplate, Repository};
 use super::unroll::UnrolledTarget;
 use crate::api::{
     Downstream, Function, InjectionSelector, PackageContext, PackageVariantSpec, Pipeline, Upstream,
 };
+use crate::krm::cel::{Budget, CelEnv, CelError, CelObject, Limits, Program, Variables};
 
 /// Why a target's template could not be rendered.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -302,7 +302,7 @@ pub fn render_spec(
 fn mentions_target(t: &PackageVariantTemplate) -> bool {
     let hit = |e: &Option<String>| {
         e.as_deref()
-            .is_some_and(|s| s.contains(super::cel::TARGET_VAR))
+            .is_some_and(|s| s.contains(crate::krm::cel::TARGET_VAR))
     };
     let map_hit = |m: &MapExpr| hit(&m.key_expr) || hit(&m.value_expr);
     t.downstream
@@ -315,7 +315,7 @@ fn mentions_target(t: &PackageVariantTemplate) -> bool {
                 || pc
                     .remove_key_exprs
                     .iter()
-                    .any(|e| e.contains(super::cel::TARGET_VAR))
+                    .any(|e| e.contains(crate::krm::cel::TARGET_VAR))
         })
         || t.injectors.iter().any(|i| hit(&i.name_expr))
         || t.pipeline.as_ref().is_some_and(|p| {

@@ -32,8 +32,8 @@ use super::types::{
     PackageVariantSet, Repository, RolloutStatus, RolloutStepStatus, RolloutStrategy,
 };
 use crate::api::package_revision::Lifecycle;
+use crate::api::upstream_lock::is_up_to_date;
 use crate::api::{Condition, PackageRevision, PackageVariant};
-use crate::variant::upstream::is_up_to_date;
 
 /// Condition type of a staged rollout.
 pub const ROLLOUT: &str = "Rollout";

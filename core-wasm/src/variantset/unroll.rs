@@ -15,7 +15,6 @@
 //! A kind the caller does not know is upstream's "no matches for kind"
 //! (`NoMatchingTargets`); a known kind without matches unrolls to nothing.
 
-use super::cel::ObjectInput;
 use super::scope::in_namespace;
 use super::selector::{LabelSelector, SelectorError};
 use super::types::{
@@ -23,6 +22,7 @@ use super::types::{
     REPOSITORY_KIND,
 };
 use crate::api::ObjectMeta;
+use crate::krm::cel::ObjectInput;
 
 /// An apiVersion and kind the cluster serves.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]

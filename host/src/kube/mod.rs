@@ -1,7 +1,5 @@
 //! Kubernetes mode: the operator that drives Porch.
 //!
-//! * [`crd`] — the PackageVariant and PackageVariantSet CRDs, generated
-//!   from the Rust types, and their drift check against upstream's;
 //! * [`api`] — the Porch resources typed for the Kubernetes client;
 //! * [`cache`] — reflector caches and the PackageRevision indexes;
 //! * [`store`] — the store traits over the caches (reads) and the API
@@ -17,7 +15,6 @@
 pub mod api;
 pub mod cache;
 pub mod controller;
-pub mod crd;
 pub mod health;
 pub mod leader;
 pub mod metrics;

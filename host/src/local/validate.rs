@@ -1,7 +1,7 @@
 //! Reading the directory's objects as `kubectl --validate` does: an object
 //! of one of our kinds (PackageVariant, PackageVariantSet, Repository,
 //! PackageRevision) is checked against its CRD's schema, the same
-//! [`crate::kube::crd`] schema the API server prunes by. A field the schema
+//! [`crate::crd`] schema the API server prunes by. A field the schema
 //! does not know, or a key written twice, is an error in the default
 //! `strict` mode, a warning with `warn`, and passes silently with `ignore`
 //! (where the object then reads as it always did: unknown fields dropped,
@@ -69,8 +69,8 @@ fn schemas() -> &'static Schemas {
     static SCHEMAS: OnceLock<Schemas> = OnceLock::new();
     SCHEMAS.get_or_init(|| {
         let mut out = Schemas::new();
-        let mut crds = crate::kube::crd::all();
-        crds.extend(crate::kube::crd::package_revision_crds());
+        let mut crds = crate::crd::all();
+        crds.extend(crate::crd::package_revision_crds());
         for (_, crd) in crds {
             let spec = &crd["spec"];
             let key = (

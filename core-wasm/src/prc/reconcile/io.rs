@@ -14,19 +14,10 @@ use serde_json::Value;
 use crate::api::package_revision::v1alpha2::GitSource;
 use crate::api::package_revision::{GitLock, Locator};
 use crate::api::Lifecycle;
+pub use crate::replay::{Answer, RepoKey};
 
 /// A package's files: path relative to the package root → text.
 pub type Files = BTreeMap<String, String>;
-
-/// A Repository by namespace and name (`RepositoryKey`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RepoKey {
-    /// Namespace of the Repository object.
-    pub namespace: String,
-    /// Name of the Repository object.
-    pub name: String,
-}
 
 /// A package revision in a repository: which repository, package and
 /// workspace.
@@ -177,80 +168,6 @@ pub enum Call {
     },
 }
 
-/// The host's answer to a [`Call`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "answer", rename_all = "camelCase")]
-pub enum Answer {
-    /// The call succeeded; its value (null for writes).
-    Ok {
-        /// The value.
-        #[serde(default)]
-        value: Value,
-    },
-    /// The object or revision does not exist.
-    NotFound {
-        /// The error text.
-        message: String,
-    },
-    /// The object or revision already exists.
-    AlreadyExists {
-        /// The error text.
-        message: String,
-    },
-    /// Any other failure.
-    Error {
-        /// The error text.
-        message: String,
-    },
-}
-
-impl Answer {
-    /// A successful answer.
-    pub fn ok(value: Value) -> Self {
-        Answer::Ok { value }
-    }
-
-    /// A plain error.
-    pub fn error(message: impl Into<String>) -> Self {
-        Answer::Error {
-            message: message.into(),
-        }
-    }
-
-    /// The value, or the error text.
-    pub fn into_result(self) -> Result<Value, String> {
-        match self {
-            Answer::Ok { value } => Ok(value),
-            Answer::NotFound { message }
-            | Answer::AlreadyExists { message }
-            | Answer::Error { message } => Err(message),
-        }
-    }
-
-    /// The value decoded as `T`, or the error text (a value that does not
-    /// decode is an error naming `what`).
-    pub fn decode<T: serde::de::DeserializeOwned>(self, what: &str) -> Result<T, String> {
-        let v = self.into_result()?;
-        serde_json::from_value(v).map_err(|e| format!("{what}: {e}"))
-    }
-
-    /// Whether this is [`Answer::NotFound`], or an error whose text says
-    /// so (`repository.IsNotFoundError`: `not found`, `does not exist`,
-    /// `no such`, `404`, any case).
-    pub fn is_not_found(&self) -> bool {
-        match self {
-            Answer::NotFound { .. } => true,
-            Answer::Error { message } => {
-                let m = message.to_lowercase();
-                ["not found", "does not exist", "no such", "404"]
-                    .iter()
-                    .any(|s| m.contains(s))
-            }
-            _ => false,
-        }
-    }
-}
-
 /// What [`Call::GetPackageContent`] and [`Call::UpdateLifecycle`] answer.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -316,6 +233,6 @@ pub(crate) use crate::replay::Suspend;
 /// The `upstreamLock` of the package's root Kptfile, if it has one with a
 /// Git part.
 pub fn upstream_lock_of(files: &Files) -> Option<Locator> {
-    let kptfile = crate::prc::readiness::kptfile_from_resources(files).ok()?;
-    crate::prc::readiness::locator(kptfile.get("upstreamLock")?)
+    let kptfile = crate::krm::readiness::kptfile_from_resources(files).ok()?;
+    crate::krm::readiness::locator(kptfile.get("upstreamLock")?)
 }

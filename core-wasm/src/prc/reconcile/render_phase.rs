@@ -2,7 +2,7 @@
 //! whose source just ran or whose render was requested, and write the
 //! result and what its Kptfile says.
 
-use crate::prc::readiness::kptfile_from_resources;
+use crate::krm::readiness::kptfile_from_resources;
 use crate::prc::render::{observed_version_after_render, render_trigger, RENDERED};
 use crate::prc::{PUSH_ON_RENDER_FAILURE_ANNOTATION, RENDER_REQUEST_ANNOTATION};
 

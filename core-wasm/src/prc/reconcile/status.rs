@@ -9,7 +9,7 @@ use crate::api::package_revision::v1alpha2::PackageRevision;
 use crate::api::package_revision::{PackageCondition, ReadinessGate};
 
 use super::io::{Call, Content};
-use crate::prc::readiness::{package_conditions, package_metadata, readiness_gates};
+use crate::krm::readiness::{package_conditions, package_metadata, readiness_gates};
 use crate::prc::render::{condition, READY, RENDERED};
 use crate::prc::RENDER_REQUEST_ANNOTATION;
 

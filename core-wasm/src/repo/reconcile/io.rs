@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::api::repository::Repository;
 
-pub use crate::prc::reconcile::io::{Answer, RepoKey};
+pub use crate::replay::{Answer, RepoKey};
 
 /// One read or write of the Repository controller, in the order it makes
 /// them.

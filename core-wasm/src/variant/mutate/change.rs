@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use crate::yaml;
 
 use super::kptfile_view::KptfileView;
-use super::objects::parse_object;
 use super::KPTFILE;
+use crate::krm::objects::parse_object;
 
 fn view(text: &str) -> Option<KptfileView> {
     let object = parse_object(text).ok()?;

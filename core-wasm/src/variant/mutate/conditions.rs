@@ -216,7 +216,7 @@ fn status_json(conditions: &[PackageCondition], old: Option<&Value>) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::variant::mutate::objects::{emit_object, parse_object};
+    use crate::krm::objects::{emit_object, parse_object};
 
     fn point(ct: &str, required: bool, injected: Option<&str>) -> InjectionPoint {
         InjectionPoint {

@@ -6,21 +6,7 @@ use crate::yaml::YamlError;
 
 use super::gofmt::quote;
 
-/// Why a file could not be read as KRM objects (the kpt function SDK's
-/// `ParseKubeObjects` / `ParseKubeObject`).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ObjectsError {
-    /// The text is not YAML.
-    #[error("failed to parse input bytes: {0}")]
-    Yaml(Box<YamlError>),
-    /// A document is not a mapping; the number is yaml.v3's node kind
-    /// (2 sequence, 8 scalar, 16 alias), as the SDK reports it.
-    #[error("failed to extract objects: unhandled node kind {0}")]
-    NotAnObject(u8),
-    /// A file that must hold one object holds another number of them.
-    #[error("expected exactly one object, got {0}")]
-    NotExactlyOne(usize),
-}
+pub use crate::krm::objects::ObjectsError;
 
 /// An error of a mutation. Every variant names the PackageRevisionResources
 /// (`<namespace>/<name>`) or the file it is about.

@@ -25,7 +25,7 @@ pub mod error;
 mod gofmt;
 pub mod injection;
 pub mod kptfile_view;
-pub mod objects;
+pub use crate::krm::objects;
 pub mod package_context;
 pub mod pipeline;
 

@@ -16,8 +16,8 @@ use crate::api::PackageVariant;
 use crate::yaml::{self, Kind, Node};
 
 use super::error::MutationError;
-use super::objects::{emit_object, scalar_string};
 use super::{file_object, PrrRef};
+use crate::krm::objects::{emit_object, scalar_string};
 
 /// The file holding the package context.
 pub const PACKAGE_CONTEXT_FILE: &str = "package-context.yaml";

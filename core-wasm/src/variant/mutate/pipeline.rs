@@ -27,8 +27,8 @@ use crate::variant::naming::{generate_pv_func_name, is_package_variant_func};
 use crate::yaml::{self, Kind, Node};
 
 use super::error::MutationError;
-use super::objects::emit_object;
 use super::{file_object, PrrRef, KPTFILE};
+use crate::krm::objects::emit_object;
 
 /// The two function lists of a pipeline, in the order they are processed.
 const LISTS: [&str; 2] = ["mutators", "validators"];
