@@ -7,5 +7,6 @@
 //! `render`/`merge`, which import it.
 
 pub mod cel;
+pub mod gofmt;
 pub mod objects;
 pub mod readiness;

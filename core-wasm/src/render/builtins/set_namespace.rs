@@ -700,50 +700,7 @@ fn is_gvk(root: &Node, group: &str, version: &str, kind_name: &str) -> bool {
     !(differs(k, kind_name) || differs(g, group) || differs(v, version))
 }
 
-/// Go's `%q` of a string.
-pub(super) fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c if !is_go_printable(c) => {
-                if (c as u32) < 0x10000 {
-                    out.push_str(&format!("\\u{:04x}", c as u32));
-                } else {
-                    out.push_str(&format!("\\U{:08x}", c as u32));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// An approximation of Go's `strconv.IsPrint` for characters past ASCII:
-/// controls, spaces other than U+0020 and invisible format characters are
-/// not printable.
-fn is_go_printable(c: char) -> bool {
-    let code = c as u32;
-    // `strconv.IsPrint`: the ASCII space is printable, other spaces not.
-    !(c.is_control()
-        || (c.is_whitespace() && c != ' ')
-        || matches!(code, 0xad | 0x200b..=0x200f | 0x202a..=0x202e | 0x2060..=0x2064 | 0xfeff)
-        || (0xe000..=0xf8ff).contains(&code)
-        || (0xfff9..=0xfffb).contains(&code))
-}
+pub(super) use crate::krm::gofmt::quote as go_quote;
 
 /// The scope of the built-in kinds the SDK knows (its copy of kyaml's
 /// precomputed table): `Some(true)` for namespaced kinds.

@@ -26,10 +26,10 @@ use crate::api::package_revision::{PackageCondition, ReadinessGate};
 use crate::yaml::{self, Node};
 
 use super::error::MutationError;
-use super::gofmt::quote;
 use super::injection::InjectionPoint;
 use super::kptfile_view::{GoString, KptfileView, PackageInfoView};
 use super::KPTFILE;
+use crate::krm::gofmt::quote;
 
 /// Reason of the condition of an injected point.
 pub const REASON_INJECTED: &str = "ConfigInjected";

@@ -4,7 +4,7 @@
 
 use crate::yaml::YamlError;
 
-use super::gofmt::quote;
+use crate::krm::gofmt::quote;
 
 pub use crate::krm::objects::ObjectsError;
 

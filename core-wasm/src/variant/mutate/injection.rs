@@ -34,8 +34,8 @@ use crate::yaml::Node;
 
 use super::conditions::set_injection_conditions_and_gates;
 use super::error::MutationError;
-use super::gofmt::quote;
 use super::{file_object, PrrRef, KPTFILE};
+use crate::krm::gofmt::quote;
 use crate::krm::objects::{emit_object, emit_objects, is_krm_file, parse_objects, scalar_string};
 
 /// Annotation that makes an object an injection point.

@@ -22,7 +22,6 @@
 pub mod change;
 pub mod conditions;
 pub mod error;
-mod gofmt;
 pub mod injection;
 pub mod kptfile_view;
 pub use crate::krm::objects;

@@ -1,5 +1,6 @@
-//! Go's `%q` verb, for messages that upstream formats with it (error strings
-//! and the `injected resource "<name>" from cluster` condition message).
+//! Go's `%q` verb, for messages that upstream and the catalog's functions
+//! format with it (error strings, the `injected resource "<name>" from
+//! cluster` condition message, the builtins' results).
 
 use std::fmt::Write;
 
@@ -37,25 +38,29 @@ pub fn quote(s: &str) -> String {
     out
 }
 
-/// An approximation of Go's `strconv.IsPrint` beyond ASCII: C1 controls,
-/// the soft hyphen, non-ASCII spaces, line/paragraph separators, format
-/// characters of the BOM family and non-characters are not printable.
+/// An approximation of Go's `strconv.IsPrint` beyond ASCII: controls
+/// (C0, C1), spaces other than U+0020, the soft hyphen, line and paragraph
+/// separators, invisible format characters (U+200B–U+200F, U+202A–U+202E,
+/// U+2060–U+206F, the BOM), the private use area and the non-characters
+/// U+FFFE and U+FFFF are not printable.
 fn is_go_printable(c: char) -> bool {
     let u = c as u32;
-    !matches!(
-        u,
-        0x80..=0xa0
-            | 0xad
-            | 0x1680
-            | 0x2000..=0x200f
-            | 0x2028..=0x202f
-            | 0x205f..=0x206f
-            | 0x3000
-            | 0xd800..=0xdfff
-            | 0xfeff
-            | 0xfff9..=0xfffb
-            | 0xfffe..=0xffff
-    )
+    !(c.is_control()
+        || (c.is_whitespace() && c != ' ')
+        || matches!(
+            u,
+            0x80..=0xa0
+                | 0xad
+                | 0x1680
+                | 0x2000..=0x200f
+                | 0x2028..=0x202f
+                | 0x205f..=0x206f
+                | 0x3000
+                | 0xe000..=0xf8ff
+                | 0xfeff
+                | 0xfff9..=0xfffb
+                | 0xfffe..=0xffff
+        ))
 }
 
 #[cfg(test)]
@@ -70,5 +75,9 @@ mod tests {
         assert_eq!(quote("\u{1}"), "\"\\x01\"");
         assert_eq!(quote("é✓"), "\"é✓\"");
         assert_eq!(quote("\u{a0}"), "\"\\u00a0\"");
+        // Private use, format characters and non-characters are escaped.
+        assert_eq!(quote("\u{e000}"), "\"\\ue000\"");
+        assert_eq!(quote("\u{2066}"), "\"\\u2066\"");
+        assert_eq!(quote("\u{ffff}"), "\"\\uffff\"");
     }
 }
