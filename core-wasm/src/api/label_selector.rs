@@ -395,7 +395,9 @@ fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
     )
 }
 
-fn is_qualified_name_part(s: &str) -> bool {
+/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]` (non-empty): a label value,
+/// or the name part of a qualified name.
+pub(crate) fn is_qualified_name_part(s: &str) -> bool {
     let b = s.as_bytes();
     match (b.first(), b.last()) {
         (Some(f), Some(l)) => {
@@ -408,7 +410,10 @@ fn is_qualified_name_part(s: &str) -> bool {
     }
 }
 
-fn is_dns1123_subdomain(s: &str) -> bool {
+/// The form of `validation.IsDNS1123Subdomain` (not its length): dot
+/// separated labels of lower case alphanumerics and `-`, each starting and
+/// ending with an alphanumeric.
+pub(crate) fn is_dns1123_subdomain(s: &str) -> bool {
     s.split('.').all(|label| {
         let b = label.as_bytes();
         let edge = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();

@@ -15,6 +15,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::api::label_selector::{self, is_qualified_name_part};
+
 /// `metav1.LabelSelector`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -178,39 +180,13 @@ const QUALIFIED_NAME_MSG: &str = "name part must consist of alphanumeric charact
 const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
 const DNS1123_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 
-/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]` (non-empty).
-fn is_qualified_name_part(s: &str) -> bool {
-    let b = s.as_bytes();
-    match (b.first(), b.last()) {
-        (Some(f), Some(l)) => {
-            f.is_ascii_alphanumeric()
-                && l.is_ascii_alphanumeric()
-                && b.iter()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
-        }
-        _ => false,
-    }
-}
-
 /// `validation.IsDNS1123Subdomain`: the rule for object names; the error
 /// is apimachinery's message.
 pub fn is_dns1123_subdomain(s: &str) -> Result<(), String> {
     if s.len() > 253 {
         return Err("must be no more than 253 characters".to_string());
     }
-    let label_ok = |l: &str| {
-        let b = l.as_bytes();
-        match (b.first(), b.last()) {
-            (Some(f), Some(e)) => {
-                (f.is_ascii_lowercase() || f.is_ascii_digit())
-                    && (e.is_ascii_lowercase() || e.is_ascii_digit())
-                    && b.iter()
-                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-            }
-            _ => false,
-        }
-    };
-    if s.split('.').all(label_ok) {
+    if label_selector::is_dns1123_subdomain(s) {
         Ok(())
     } else {
         Err(DNS1123_SUBDOMAIN_MSG.to_string())
