@@ -464,9 +464,16 @@ pub const RESOURCES_VAR: &str = "resources";
 
 const CONDITION_VARIABLES: [&str; 1] = [RESOURCES_VAR];
 
+/// Name of the variable of a rollout's `readyWhen`: the downstream
+/// PackageRevision.
+pub const REVISION_VAR: &str = "revision";
+
+const READINESS_VARIABLES: [&str; 1] = [REVISION_VAR];
+
 /// The `resources` of a function condition: the step's input items as
 /// JSON, converted once.
 pub struct ConditionInput {
+    name: &'static str,
     value: Box<dyn Val + 'static>,
     shape: Shape,
 }
@@ -483,19 +490,34 @@ impl ConditionInput {
     /// `resources` bound to `items` (each a whole resource).
     pub fn new(items: &[serde_json::Value]) -> Self {
         let (value, shape) = json_val(&serde_json::Value::Array(items.to_vec()));
-        ConditionInput { value, shape }
+        ConditionInput {
+            name: RESOURCES_VAR,
+            value,
+            shape,
+        }
+    }
+
+    /// `revision` bound to one PackageRevision (as JSON), for a rollout's
+    /// `readyWhen` ([`CelEnv::readiness`]).
+    pub fn revision(object: &serde_json::Value) -> Self {
+        let (value, shape) = json_val(object);
+        ConditionInput {
+            name: REVISION_VAR,
+            value,
+            shape,
+        }
     }
 }
 
 impl Shapes for ConditionInput {
     fn shape(&self, name: &str) -> Option<Shape> {
-        (name == RESOURCES_VAR).then_some(self.shape)
+        (name == self.name).then_some(self.shape)
     }
 }
 
 impl VariableResolver for ConditionInput {
     fn resolve<'b>(&'b self, variable: &str) -> Option<CowVal<'b, 'b>> {
-        (variable == RESOURCES_VAR).then(|| CowVal::Borrowed(&*self.value))
+        (variable == self.name).then(|| CowVal::Borrowed(&*self.value))
     }
 }
 
@@ -628,6 +650,17 @@ impl CelEnv {
         }
     }
 
+    /// The environment of a rollout's `readyWhen`: the one variable
+    /// `revision` (a downstream PackageRevision), the standard library,
+    /// boolean results ([`CelEnv::eval_condition`]), with `limits`.
+    pub fn readiness(limits: Limits) -> Self {
+        CelEnv {
+            env: Arc::new(Env::stdlib().with_optional_support(false)),
+            limits,
+            variables: &READINESS_VARIABLES,
+        }
+    }
+
     /// The limits.
     pub fn limits(&self) -> &Limits {
         &self.limits
@@ -721,8 +754,8 @@ impl CelEnv {
     }
 
     /// Estimates, charges and evaluates a condition (from an environment
-    /// made by [`CelEnv::conditions`]) over `resources`; the result must
-    /// be a boolean.
+    /// made by [`CelEnv::conditions`] or [`CelEnv::readiness`]) over its
+    /// input; the result must be a boolean.
     pub fn eval_condition(
         &self,
         program: &Program,

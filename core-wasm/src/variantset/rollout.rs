@@ -34,6 +34,7 @@ use super::types::{
 use crate::api::package_revision::Lifecycle;
 use crate::api::upstream_lock::is_up_to_date;
 use crate::api::{Condition, PackageRevision, PackageVariant};
+use crate::krm::cel::{Budget, CelEnv, ConditionInput, Limits, Program};
 
 /// Condition type of a staged rollout.
 pub const ROLLOUT: &str = "Rollout";
@@ -160,12 +161,44 @@ fn is_failing(pv: &PackageVariant) -> bool {
         })
 }
 
+/// A rollout's `readyWhen`, compiled once per reconcile.
+struct ReadyWhen {
+    env: CelEnv,
+    program: Option<Program>,
+}
+
+impl ReadyWhen {
+    fn of(strategy: &RolloutStrategy) -> Option<Self> {
+        let source = strategy.ready_when.as_deref()?;
+        let env = CelEnv::readiness(Limits::default());
+        // A source that does not compile is a validation error, reported
+        // before any rollout; here it leaves every variant undone.
+        let program = env.compile(source).ok();
+        Some(ReadyWhen { env, program })
+    }
+
+    /// Whether `pr` is ready by the expression; an error when it cannot
+    /// be evaluated.
+    fn holds(&self, pr: &PackageRevision) -> Result<bool, String> {
+        let Some(program) = &self.program else {
+            return Ok(false);
+        };
+        let object = serde_json::to_value(pr).map_err(|e| e.to_string())?;
+        let input = ConditionInput::revision(&object);
+        let mut budget = Budget::new(self.env.limits().max_render_cost);
+        self.env
+            .eval_condition(program, &input, &mut budget)
+            .map_err(|e| e.to_string())
+    }
+}
+
 /// The state of an existing child whose spec is the desired one.
 fn applied_state(
     pv: &PackageVariant,
     downstream: &[&PackageRevision],
     upstream: &PackageRevision,
     require_ready: bool,
+    ready_when: Option<&ReadyWhen>,
 ) -> State {
     if is_failing(pv) {
         return State::Failed;
@@ -180,7 +213,11 @@ fn applied_state(
         .max_by_key(|pr| pr.spec.revision);
     match latest {
         Some(pr) if !open && is_up_to_date(pr, upstream) && (!require_ready || pr.gates_met()) => {
-            State::Done
+            match ready_when.map_or(Ok(true), |r| r.holds(pr)) {
+                Ok(true) => State::Done,
+                Ok(false) => State::Updating,
+                Err(_) => State::Failed,
+            }
         }
         _ => State::Updating,
     }
@@ -215,6 +252,7 @@ pub fn gate(
             .or_default()
             .push(pr);
     }
+    let ready_when = ReadyWhen::of(strategy);
     let mut children: Vec<Child<'_>> = Vec::with_capacity(desired.len());
     for (i, (key, want)) in desired.iter().enumerate() {
         let step = labels
@@ -232,7 +270,13 @@ pub fn gate(
                 let prs = by_package
                     .get(&(repo, package))
                     .map_or(&[][..], Vec::as_slice);
-                let state = applied_state(have, prs, upstream, strategy.require_ready);
+                let state = applied_state(
+                    have,
+                    prs,
+                    upstream,
+                    strategy.require_ready,
+                    ready_when.as_ref(),
+                );
                 (have.metadata.name.as_str(), state)
             }
         };
@@ -663,6 +707,37 @@ mod tests {
         }];
         let (p, _) = c.gate();
         assert_eq!(names(&p.update), ["s-b-web"]);
+    }
+
+    #[test]
+    fn a_ready_when_expression_holds_a_step_until_it_is_true() {
+        let mut s = three_steps();
+        s.ready_when = Some(
+            "has(revision.status.conditions) && revision.status.conditions.exists(c, c.type == 'Healthy' && c.status == 'True')"
+                .into(),
+        );
+        let mut c = case(FLEET, s);
+        c.advance("a", true);
+        let (p, g) = c.gate();
+        assert!(p.update.is_empty(), "a is published but not Healthy");
+        assert_eq!(g.status.steps[0].updating, 1);
+        c.downstream.last_mut().unwrap().status.conditions = vec![PackageCondition {
+            type_: "Healthy".into(),
+            status: "True".into(),
+            ..PackageCondition::default()
+        }];
+        let (p, g) = c.gate();
+        assert_eq!(names(&p.update), ["s-b-web"]);
+        assert_eq!(g.status.steps[0].done, 1);
+
+        // An expression that cannot be evaluated on the revision (a
+        // string compared with a number) fails the variant, by name.
+        c.pvs.spec.rollout_strategy.as_mut().unwrap().ready_when =
+            Some("revision.spec.packageName > 3".into());
+        let (p, g) = c.gate();
+        assert!(p.update.is_empty());
+        assert_eq!(g.condition.reason, REASON_FAILED);
+        assert_eq!(g.status.failed, ["s-a-web"]);
     }
 
     #[test]

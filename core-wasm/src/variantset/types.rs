@@ -84,6 +84,14 @@ pub struct RolloutStrategy {
     /// readiness gates are all `True`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub require_ready: bool,
+    /// A CEL expression over `revision` (the published downstream
+    /// PackageRevision, as the API serves it) that must be true for a
+    /// variant to be done, e.g. `has(revision.status.conditions) &&
+    /// revision.status.conditions.exists(c, c.type == 'Ready' && c.status
+    /// == 'True')`; an expression that fails to evaluate (a missing field
+    /// read without `has`) makes the variant failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_when: Option<String>,
     /// The steps, in order. A variant belongs to the first step whose
     /// selector matches its labels (its repository's or target object's
     /// labels and the labels its template gives); variants no step selects

@@ -41,6 +41,12 @@ pub fn validate(pvs: &PackageVariantSet) -> Vec<String> {
 /// `spec.rolloutStrategy`: named, distinct steps with valid selectors and
 /// a `maxUpdate` of at least 1 or a percentage from 1% to 100%.
 fn validate_rollout(strategy: &RolloutStrategy, errs: &mut Vec<String>) {
+    if let Some(expr) = &strategy.ready_when {
+        let env = crate::krm::cel::CelEnv::readiness(crate::krm::cel::Limits::default());
+        if let Err(e) = env.compile(expr) {
+            errs.push(format!("spec.rolloutStrategy.readyWhen: {e}"));
+        }
+    }
     for (i, step) in strategy.steps.iter().enumerate() {
         let field = format!("spec.rolloutStrategy.steps[{i}]");
         if step.name.is_empty() {
@@ -252,6 +258,34 @@ mod tests {
             ..Target::default()
         };
         assert!(validate(&pvs(vec![t])).is_empty());
+    }
+
+    #[test]
+    fn a_ready_when_that_does_not_compile_is_named() {
+        let t = Target {
+            repositories: Some(vec![RepositoryTarget {
+                name: "a".into(),
+                package_names: vec![],
+            }]),
+            ..Target::default()
+        };
+        let mut p = pvs(vec![t]);
+        p.spec.rollout_strategy = Some(crate::variantset::types::RolloutStrategy {
+            ready_when: Some("revision.status.".into()),
+            ..Default::default()
+        });
+        let errs = validate(&p);
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(
+            errs[0].starts_with("spec.rolloutStrategy.readyWhen: "),
+            "{errs:?}"
+        );
+        // An unknown variable is refused too; `revision` is the only one.
+        p.spec.rollout_strategy.as_mut().unwrap().ready_when = Some("target.name == 'a'".into());
+        assert_eq!(validate(&p).len(), 1);
+        p.spec.rollout_strategy.as_mut().unwrap().ready_when =
+            Some("revision.spec.lifecycle == 'Published'".into());
+        assert!(validate(&p).is_empty());
     }
 
     #[test]
