@@ -161,6 +161,62 @@ fn an_exec_function_runs_without_allow_exec() {
     assert!(read(&root.join("sub/cm.yaml")).contains("k: V"));
 }
 
+/// A relative `exec` path names a program under the working directory,
+/// as kpt resolves it, for `fn eval --exec` and for a Kptfile's `exec:`
+/// in `fn render`; a program of the same name in the package is not the
+/// one run.
+#[cfg(unix)]
+#[test]
+fn a_relative_exec_path_resolves_from_the_working_directory() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("app");
+    package(&root);
+    for (dir, to) in [(tmp.path().join("bin"), "CWD"), (root.join("bin"), "PKG")] {
+        std::fs::create_dir_all(&dir).unwrap();
+        let script = dir.join("upper.sh");
+        std::fs::write(&script, format!("#!/bin/sh\nsed 's/k: v/k: {to}/'\n")).unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_porch-variants"))
+        .args(["fn", "eval", "app", "--exec", "./bin/upper.sh"])
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        read(&root.join("cm.yaml")).contains("k: CWD"),
+        "{}",
+        read(&root.join("cm.yaml"))
+    );
+
+    let sub = root.join("sub");
+    std::fs::write(
+        sub.join("Kptfile"),
+        format!("{KPTFILE}pipeline:\n  mutators:\n  - exec: ./bin/upper.sh\n"),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_porch-variants"))
+        .args(["fn", "render", "--allow-exec", "app/sub"])
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        read(&sub.join("cm.yaml")).contains("k: CWD"),
+        "{}",
+        read(&sub.join("cm.yaml"))
+    );
+}
+
 /// The package's files, by relative path.
 fn snapshot(root: &Path) -> Vec<(String, String)> {
     let mut out = Vec::new();

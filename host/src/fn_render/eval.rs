@@ -284,17 +284,14 @@ pub fn run(args: &EvalArgs) -> anyhow::Result<ExitCode> {
         eval: Some(spec),
         ..RenderOptions::default()
     };
-    let mut runtime = HostRuntime::for_command(
-        &dir,
-        &super::RuntimeFlags {
-            allow_exec,
-            exec_timeout: args.exec_timeout,
-            image_prefix: &args.image_prefix,
-            fn_dir: args.fn_dir.as_deref(),
-            runner: &args.runner,
-            container: &args.container,
-        },
-    )?;
+    let mut runtime = HostRuntime::for_command(&super::RuntimeFlags {
+        allow_exec,
+        exec_timeout: args.exec_timeout,
+        image_prefix: &args.image_prefix,
+        fn_dir: args.fn_dir.as_deref(),
+        runner: &args.runner,
+        container: &args.container,
+    })?;
     if let Some(c) = runtime.container.as_mut() {
         c.network = args.network;
         c.mounts = args.mount.clone();

@@ -237,7 +237,7 @@ pub struct RuntimeFlags<'a> {
 pub struct HostRuntime {
     /// Run `exec:` functions.
     pub allow_exec: bool,
-    /// Where exec functions run.
+    /// Where exec functions run and their relative paths resolve.
     pub dir: PathBuf,
     /// How long an exec function may run.
     pub exec_timeout: Duration,
@@ -322,17 +322,14 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
         root_path: dir.to_string_lossy().into_owned(),
         ..RenderOptions::default()
     };
-    let runtime = HostRuntime::for_command(
-        &dir,
-        &RuntimeFlags {
-            allow_exec: args.allow_exec,
-            exec_timeout: args.exec_timeout,
-            image_prefix: &args.image_prefix,
-            fn_dir: args.fn_dir.as_deref(),
-            runner: &args.runner,
-            container: &args.container,
-        },
-    )?;
+    let runtime = HostRuntime::for_command(&RuntimeFlags {
+        allow_exec: args.allow_exec,
+        exec_timeout: args.exec_timeout,
+        image_prefix: &args.image_prefix,
+        fn_dir: args.fn_dir.as_deref(),
+        runner: &args.runner,
+        container: &args.container,
+    })?;
     let out = render_and_write(&dir, before, &opts, runtime, args.native_core)?;
     report(&dir, args.results_dir.as_deref(), &out)
 }
@@ -381,7 +378,7 @@ impl HostRuntime {
         )))
     }
 
-    /// The runtime of a render or eval of the package at `dir`.
+    /// A runtime whose exec functions run in `dir`.
     pub fn new(
         dir: &Path,
         allow_exec: bool,
@@ -408,10 +405,14 @@ impl HostRuntime {
         })
     }
 
-    /// The runtime a `fn` command's flags ask for on the package at `dir`:
-    /// [`HostRuntime::new`], then the function runner and the container
-    /// runtime (found on `PATH`) the flags name.
-    pub fn for_command(dir: &Path, flags: &RuntimeFlags<'_>) -> anyhow::Result<Self> {
+    /// The runtime a `fn` command's flags ask for: [`HostRuntime::new`],
+    /// then the function runner and the container runtime (found on
+    /// `PATH`) the flags name. Exec functions run, and their relative
+    /// paths resolve, in the process's working directory, as kpt runs
+    /// them (not in the package).
+    pub fn for_command(flags: &RuntimeFlags<'_>) -> anyhow::Result<Self> {
+        let cwd = std::env::current_dir()
+            .map_err(|e| anyhow::anyhow!("reading the working directory: {e}"))?;
         let container = container::ContainerRuntime::find(
             flags.container,
             std::env::var_os("PATH").as_deref(),
@@ -419,7 +420,7 @@ impl HostRuntime {
         )
         .map_err(|e| anyhow::anyhow!(e))?;
         Ok(HostRuntime::new(
-            dir,
+            &cwd,
             flags.allow_exec,
             flags.exec_timeout,
             flags.image_prefix,
