@@ -89,8 +89,9 @@ fn a_starlark_mutator_of_a_variant_runs_on_its_draft() {
 }
 
 /// The embedded starlark function provides starlib's `encoding/yaml.star`,
-/// `encoding/base64.star`, `hash.star`, `re.star` and `math.star`, as the
-/// catalog's function does: a program that uses them on a ConfigMap
+/// `encoding/base64.star`, `hash.star`, `re.star`, `math.star` and
+/// `time.star` (its clock read from the wasm host), as the catalog's
+/// function does: a program that uses them on a ConfigMap
 /// renders through `fn render`.
 #[test]
 fn starlark_programs_load_starlib_modules() {
@@ -113,6 +114,7 @@ pipeline:
           load("hash.star", "hash")
           load("re.star", "re")
           load("math.star", "math")
+          load("time.star", "time")
           for r in ctx.resource_list["items"]:
             if r["kind"] == "ConfigMap":
               spec = yaml.loads(r["data"]["spec"])
@@ -122,6 +124,9 @@ pipeline:
               r["data"]["digest"] = hash.sha256(r["data"]["encoded"])
               r["data"]["regions"] = ",".join(re.findall("[a-z]+", ",".join(spec["zones"])))
               r["data"]["half"] = str(math.floor(5 / 2))
+              expires = time.parse_time("2026-01-31T22:00:00Z") + time.parse_duration("48h")
+              r["data"]["expires"] = expires.in_location("Asia/Tokyo").format("Mon Jan 2 15:04 MST 2006")
+              r["data"]["clock"] = str(time.now() > time.from_timestamp(1600000000))
 "#,
     )
     .unwrap();
@@ -151,6 +156,8 @@ pipeline:
     );
     assert!(cm.contains("regions: eu,eu\n"), "{cm}");
     assert!(cm.contains("half: \"2.0\"\n"), "{cm}");
+    assert!(cm.contains("expires: Tue Feb 3 07:00 JST 2026\n"), "{cm}");
+    assert!(cm.contains("clock: \"True\"\n"), "{cm}");
     assert!(
         cm.contains("again: |\n    a:\n    - eu-1\n    - eu-2\n    b: 1\n"),
         "{cm}"

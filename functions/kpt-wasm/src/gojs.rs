@@ -183,6 +183,16 @@ unsafe extern "C" {
     fn string_val(sp: i32);
     #[link_name = "syscall/js.finalizeRef"]
     fn finalize_ref(sp: i32);
+    #[link_name = "runtime.walltime"]
+    fn walltime(sp: i32);
+}
+
+/// The host's wall clock as Go's `runtime.walltime` gives it: seconds
+/// and nanoseconds since the Unix epoch.
+pub fn wall_clock() -> (i64, u32) {
+    // SAFETY: the import writes its results into the frame.
+    unsafe { walltime(sp()) };
+    (get(8) as i64, (get(16) & 0xFFFF_FFFF) as u32)
 }
 
 /// A JS value as the ABI encodes it.

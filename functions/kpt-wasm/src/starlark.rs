@@ -14,7 +14,8 @@
 //!   `match_namespace`), `encoding/json.star` (`json.encode`,
 //!   `json.decode`), `encoding/yaml.star` (`yaml.loads`, `yaml.dumps`),
 //!   `encoding/base64.star` (`base64.encode`, `base64.decode`),
-//!   `hash.star`, `math.star`, `re.star` and `encoding/csv.star` (see
+//!   `hash.star`, `math.star`, `re.star`, `encoding/csv.star` and
+//!   `time.star` (see
 //!   [`crate::starlib`]); the other
 //!   catalog modules load as empty structs, so a program that loads them
 //!   runs but any use of them fails;
@@ -79,6 +80,7 @@ const NATIVE_MODULES: &[(&str, &str)] = &[
     ("math.star", "math"),
     ("re.star", "re"),
     ("encoding/csv.star", "csv"),
+    ("time.star", "time"),
 ];
 
 /// The catalog's other `load()` modules and the name each exports. They
@@ -88,7 +90,6 @@ const STUB_MODULES: &[(&str, &str)] = &[
     ("geo.star", "geo"),
     ("html.star", "html"),
     ("http.star", "http"),
-    ("time.star", "time"),
     ("xlsx.star", "xlsx"),
     ("zipfile.star", "ZipFile"),
 ];

@@ -6,9 +6,13 @@
 //! float functions and constants starlib lists) and `re.star` (`re`:
 //! `search`, `match`, `split`, `findall`, `sub`, on Go's RE2 syntax, which
 //! the regex crate shares) and `encoding/csv.star` (`csv`: `read_all`,
-//! `write_all`, with Go's `encoding/csv` rules, [`go_csv`]).
+//! `write_all`, with Go's `encoding/csv` rules, [`go_csv`]) and
+//! `time.star` (`time`: durations, times, zones and Go's layouts,
+//! [`time`]).
 
 mod go_csv;
+mod go_time;
+mod time;
 
 use base64::Engine;
 use serde_json::Value as Json;
@@ -30,6 +34,7 @@ pub fn globals() -> starlark::environment::Globals {
     builder.namespace("math", math_members);
     builder.namespace("re", re_members);
     builder.namespace("csv", csv_members);
+    builder.namespace("time", time::time_members);
     builder.build()
 }
 
