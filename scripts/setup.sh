@@ -2,18 +2,20 @@
 # Installs what a fresh machine needs to build porch-variants: the wasm targets
 # of the pinned toolchain. Idempotent.
 #
-#   scripts/setup.sh [--playground] [--go]
+#   scripts/setup.sh [--playground] [--go] [--containers]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rustup target add wasm32-wasip2 wasm32-unknown-unknown >/dev/null
 
 playground=false
 go=false
+containers=false
 for arg in "$@"; do
     case "$arg" in
         --playground) playground=true ;;
         --go) go=true ;;
-        *) echo "setup: unknown option $arg (expected --playground, --go)" >&2; exit 2 ;;
+        --containers) containers=true ;;
+        *) echo "setup: unknown option $arg (expected --playground, --go, --containers)" >&2; exit 2 ;;
     esac
 done
 
@@ -28,6 +30,21 @@ if $go && ! command -v go >/dev/null; then
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go >/dev/null
     else
         echo "setup: go is missing: install Debian's golang-go (apt-get install golang-go)" >&2
+        exit 1
+    fi
+fi
+
+# --containers: Debian's podman, runc and busybox-static, installed with
+# apt-get when podman is missing. The container runtime's real test
+# (host/tests/function_runner.rs) builds a busybox function image and runs
+# it with podman as kpt runs images; without them it skips.
+if $containers && ! command -v podman >/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "setup: installing podman, runc and busybox-static (apt-get)"
+        apt-get update -qq >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc busybox-static >/dev/null
+    else
+        echo "setup: podman is missing: install Debian's podman, runc and busybox-static" >&2
         exit 1
     fi
 fi

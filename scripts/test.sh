@@ -3,7 +3,7 @@
 # golden, conformance, property tests), with every benchmark run once as a test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh --go
+scripts/setup.sh --go --containers
 # Free disk at each stage, so a machine running short says so in the log.
 disk() { df -h . | awk 'NR == 2 { print "   (disk: " $4 " free)" }'; }
 echo "== cargo fmt --check"

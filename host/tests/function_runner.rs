@@ -60,13 +60,17 @@ impl Evaluator {
                 .stderr(Stdio::piped())
                 .spawn()
                 .unwrap();
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(&req.resource_list)
-                .unwrap();
-            child.wait_with_output().unwrap()
+            // Written from another thread: a function writing output
+            // before it has read all its input would otherwise block on a
+            // full pipe while this write blocks on its full stdin.
+            let mut stdin = child.stdin.take().unwrap();
+            let input = req.resource_list;
+            let writer = std::thread::spawn(move || {
+                let _ = stdin.write_all(&input);
+            });
+            let out = child.wait_with_output().unwrap();
+            writer.join().unwrap();
+            out
         })
         .await
         .unwrap();
@@ -169,7 +173,11 @@ impl Runner {
                     evaluator,
                     max_message: 6 * 1024 * 1024,
                 })
-                .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
+                // No Nagle delay on replies, as Go's net package (and so
+                // Porch's runner) sets by default.
+                .serve_with_incoming(
+                    tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true)),
+                ),
         );
         Runner {
             addr,
@@ -550,4 +558,219 @@ fn a_function_found_nowhere_else_runs_as_a_container_with_kpts_flags() {
     let out = run(&["--container-runtime", "no-such-runtime"], &[]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("\"no-such-runtime\""));
+}
+
+/// The runner's overhead, as a user meets it: whole `fn render` processes
+/// over a package of `n` ConfigMaps whose one function is the same
+/// identity script, run directly (`exec:` with `--allow-exec`) and through
+/// the runner (`image:` with `--function-runner`), beside the floor (the
+/// same package with no pipeline), interleaved, medians of the rounds.
+/// Ignored: a measurement, run with
+/// `cargo test --release -p porch-variants --test function_runner -- --ignored --nocapture runner_overhead`.
+#[test]
+#[ignore]
+fn runner_overhead() {
+    let sizes: Vec<usize> = std::env::var("PV_BENCH_SIZES")
+        .unwrap_or_else(|_| "100,1000".into())
+        .split(',')
+        .map(|s| s.trim().parse().unwrap())
+        .collect();
+    let rounds: usize = std::env::var("PV_BENCH_ROUNDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(9);
+    let tmp = tempfile::tempdir().unwrap();
+    let identity = script(tmp.path(), "identity", "cat");
+    let runner = Runner::start(BTreeMap::from([(
+        "example.com/identity".to_string(),
+        identity.clone(),
+    )]));
+    let addr = runner.address();
+    println!("| ConfigMaps | floor (no function) | exec | runner | runner − exec per call | runner / exec |");
+    println!("|---|---|---|---|---|---|");
+    for n in sizes {
+        let base = tmp.path().join(format!("n{n}"));
+        let resources: String = (0..n)
+            .map(|i| format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i} # keep\ndata:\n  k: v{i}\n---\n"))
+            .collect();
+        let make = |name: &str, pipeline: &str| -> PathBuf {
+            let dir = base.join(name);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(
+                dir.join("Kptfile"),
+                format!(
+                    "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\n{pipeline}"
+                ),
+            )
+            .unwrap();
+            std::fs::write(dir.join("cms.yaml"), &resources).unwrap();
+            dir
+        };
+        let floor = make("floor", "");
+        let exec = make(
+            "exec",
+            &format!("pipeline:\n  mutators:\n  - exec: {}\n", identity.display()),
+        );
+        let through = make(
+            "runner",
+            "pipeline:\n  mutators:\n  - image: example.com/identity:v1\n",
+        );
+        let time = |args: &[&str]| -> f64 {
+            let started = std::time::Instant::now();
+            let out = porch_variants(args);
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            started.elapsed().as_secs_f64() * 1000.0
+        };
+        let (mut f, mut e, mut r) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..rounds {
+            f.push(time(&["fn", "render", floor.to_str().unwrap()]));
+            e.push(time(&[
+                "fn",
+                "render",
+                exec.to_str().unwrap(),
+                "--allow-exec",
+            ]));
+            r.push(time(&[
+                "fn",
+                "render",
+                through.to_str().unwrap(),
+                "--function-runner",
+                &addr,
+            ]));
+        }
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let (f, e, r) = (median(&mut f), median(&mut e), median(&mut r));
+        println!(
+            "| {n} | {f:.1} ms | {e:.1} ms | {r:.1} ms | {:.1} ms | {:.2}× |",
+            r - e,
+            r / e
+        );
+    }
+    assert!(!runner.asked().is_empty(), "the runner was called");
+}
+
+/// podman, with runc and busybox-static: what a real container run needs
+/// here (`scripts/setup.sh --containers` installs them).
+fn podman_with_busybox() -> Option<(PathBuf, PathBuf)> {
+    let which = |name: &str| -> Option<PathBuf> {
+        std::env::var_os("PATH").and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|d| d.join(name))
+                .find(|p| p.is_file())
+        })
+    };
+    let podman = which("podman")?;
+    which("runc")?;
+    let busybox = ["/bin/busybox", "/usr/bin/busybox"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())?;
+    Some((podman, busybox))
+}
+
+/// A function image kpt would run: a root file system of busybox whose
+/// entrypoint sets the replicas to the user id it runs as, imported into
+/// podman as `name`.
+fn busybox_image(podman: &Path, busybox: &Path, dir: &Path, name: &str, conf: &Path) {
+    use std::os::unix::fs::symlink;
+    let root = dir.join("rootfs");
+    std::fs::create_dir_all(root.join("bin")).unwrap();
+    std::fs::create_dir_all(root.join("etc")).unwrap();
+    std::fs::copy(busybox, root.join("bin/busybox")).unwrap();
+    for tool in ["sh", "sed", "id"] {
+        symlink("busybox", root.join("bin").join(tool)).unwrap();
+    }
+    std::fs::write(
+        root.join("etc/passwd"),
+        "nobody:x:65534:65534:nobody:/:/bin/sh\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("etc/group"), "nobody:x:65534:\n").unwrap();
+    let tar = dir.join("rootfs.tar");
+    let out = Command::new("tar")
+        .arg("-C")
+        .arg(&root)
+        .arg("-cf")
+        .arg(&tar)
+        .arg(".")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = Command::new(podman)
+        .env("CONTAINERS_CONF", conf)
+        .args([
+            "import",
+            "--change",
+            r#"ENTRYPOINT ["/bin/sh", "-c", "sed \"s/replicas: 1/replicas: $(id -u)/\""]"#,
+        ])
+        .arg(&tar)
+        .arg(name)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "podman import: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A real container: `fn render` runs a function image with podman, with
+/// kpt's flags (no network, user nobody, no new privileges), and the
+/// package gets its output (written as `nobody`) with comments kept. Skipped, saying so, where
+/// podman, runc or busybox-static is missing.
+#[test]
+fn a_function_image_runs_in_a_real_podman_container() {
+    let Some((podman, busybox)) = podman_with_busybox() else {
+        eprintln!("skipped: podman, runc or busybox-static is not installed (scripts/setup.sh --containers)");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    // This machine's limits: runc on cgroupfs, limits no higher than a
+    // sandbox allows (podman's defaults raise them).
+    let conf = tmp.path().join("containers.conf");
+    std::fs::write(
+        &conf,
+        "[containers]\ndefault_ulimits = [\"nofile=1024:1024\", \"nproc=1000:1000\"]\n[engine]\nruntime = \"runc\"\ncgroup_manager = \"cgroupfs\"\n",
+    )
+    .unwrap();
+    let image = format!("localhost/pv-scale-{}:v1", std::process::id());
+    busybox_image(&podman, &busybox, tmp.path(), &image, &conf);
+    let root = tmp.path().join("app");
+    package(&root, &image);
+    let out = Command::new(env!("CARGO_BIN_EXE_porch-variants"))
+        .args([
+            "fn",
+            "render",
+            root.to_str().unwrap(),
+            "--container-runtime",
+            "podman",
+        ])
+        .env("CONTAINERS_CONF", &conf)
+        .output()
+        .unwrap();
+    let _ = Command::new(&podman)
+        .env("CONTAINERS_CONF", &conf)
+        .args(["rmi", "-f", &image])
+        .output();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Run as `nobody` (65534), as kpt runs images, not as this test's user.
+    assert_eq!(
+        read(&root.join("deploy.yaml")),
+        DEPLOY.replace("replicas: 1", "replicas: 65534")
+    );
 }
