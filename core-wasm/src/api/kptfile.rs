@@ -155,3 +155,206 @@ pub struct Selector {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub annotations: BTreeMap<String, String>,
 }
+
+/// The fields of kpt's `KptFile` Go struct and the structs under it, in
+/// struct order: what a strict decode accepts and the order a re-marshal
+/// writes. One table for both kpts a Kptfile meets here: the one Porch
+/// pins (its package writes and merges) and kpt at HEAD (`fn render`'s
+/// status), which adds `configRef` and `when` to a function and `when`
+/// and `skipped` to a render step.
+pub mod fields {
+    /// Which kpt's structs.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Schema {
+        /// The kpt Porch pins (`v1.0.0-beta.62.1`'s API).
+        Porch,
+        /// kpt at HEAD, whose render writes the status.
+        Head,
+    }
+
+    /// `KptFile`.
+    pub const TOP: &[&str] = &[
+        "apiVersion",
+        "kind",
+        "metadata",
+        "upstream",
+        "upstreamLock",
+        "info",
+        "pipeline",
+        "inventory",
+        "status",
+    ];
+    /// `Function` at HEAD.
+    pub const FUNCTION: &[&str] = &[
+        "image",
+        "exec",
+        "configPath",
+        "configMap",
+        "configRef",
+        "name",
+        "tag",
+        "selectors",
+        "exclude",
+        "when",
+    ];
+    /// `Function` as Porch's kpt has it.
+    const FUNCTION_PORCH: &[&str] = &[
+        "image",
+        "exec",
+        "configPath",
+        "configMap",
+        "name",
+        "tag",
+        "selectors",
+        "exclude",
+    ];
+    /// `ResourceReference` (a function's `configRef`).
+    pub const REFERENCE: &[&str] = &["apiVersion", "kind", "name", "namespace"];
+    /// `Selector`.
+    pub const SELECTOR: &[&str] = &[
+        "apiVersion",
+        "kind",
+        "name",
+        "namespace",
+        "labels",
+        "annotations",
+    ];
+    /// `PackageInfo`.
+    pub const INFO: &[&str] = &[
+        "site",
+        "emails",
+        "license",
+        "licenseFile",
+        "description",
+        "keywords",
+        "man",
+        "readinessGates",
+    ];
+    /// A render step (`PipelineStepResult`) at HEAD.
+    const STEP: &[&str] = &[
+        "name",
+        "image",
+        "exec",
+        "executionError",
+        "stderr",
+        "exitCode",
+        "results",
+        "errorResults",
+        "when",
+        "skipped",
+    ];
+    /// A render step as Porch's kpt has it.
+    const STEP_PORCH: &[&str] = &[
+        "name",
+        "image",
+        "exec",
+        "executionError",
+        "stderr",
+        "exitCode",
+        "results",
+        "errorResults",
+    ];
+    /// A function result (`ResultItem`).
+    pub const RESULT: &[&str] = &["message", "severity", "resourceRef", "field", "file"];
+
+    /// Pointer-typed struct fields: Go writes them even when empty
+    /// (`upstream: {}`).
+    pub const POINTERS: &[&str] = &[
+        "upstream",
+        "upstreamLock",
+        "info",
+        "pipeline",
+        "inventory",
+        "status",
+        "upstream.git",
+        "upstreamLock.git",
+        "status.renderStatus",
+    ];
+
+    /// The struct fields of the object at `path` (`""` is the Kptfile,
+    /// `pipeline.mutators[]` a function, `status.conditions[]` a
+    /// condition), in order; `None` where the path is a map or unknown.
+    pub fn of(path: &str, schema: Schema) -> Option<&'static [&'static str]> {
+        let head = schema == Schema::Head;
+        Some(match path {
+            "" => TOP,
+            "metadata" => &["name", "namespace", "labels", "annotations"],
+            "upstream" => &["type", "git", "updateStrategy"],
+            "upstream.git" => &["repo", "directory", "ref"],
+            "upstreamLock" => &["type", "git"],
+            "upstreamLock.git" => &["repo", "directory", "ref", "commit"],
+            "info" => INFO,
+            "info.readinessGates[]" => &["conditionType"],
+            "pipeline" => &["mutators", "validators"],
+            "pipeline.mutators[]" | "pipeline.validators[]" if head => FUNCTION,
+            "pipeline.mutators[]" | "pipeline.validators[]" => FUNCTION_PORCH,
+            "inventory" => &["namespace", "name", "inventoryID", "labels", "annotations"],
+            "status" => &["conditions", "renderStatus"],
+            "status.conditions[]" => &["type", "status", "reason", "message"],
+            "status.renderStatus" => &["mutationSteps", "validationSteps", "errorSummary"],
+            "status.renderStatus.mutationSteps[]" | "status.renderStatus.validationSteps[]" => {
+                if head {
+                    STEP
+                } else {
+                    STEP_PORCH
+                }
+            }
+            "pipeline.mutators[].configRef" | "pipeline.validators[].configRef" => REFERENCE,
+            "pipeline.mutators[].selectors[]"
+            | "pipeline.mutators[].exclude[]"
+            | "pipeline.validators[].selectors[]"
+            | "pipeline.validators[].exclude[]" => SELECTOR,
+            p => {
+                // A result of a step, and its parts.
+                let (step, rest) = p.split_once("Steps[].")?;
+                if !matches!(
+                    step,
+                    "status.renderStatus.mutation" | "status.renderStatus.validation"
+                ) {
+                    return None;
+                }
+                match rest {
+                    "results[]" | "errorResults[]" => RESULT,
+                    "results[].resourceRef" | "errorResults[].resourceRef" => REFERENCE,
+                    "results[].field" | "errorResults[].field" => {
+                        &["path", "currentValue", "proposedValue"]
+                    }
+                    "results[].file" | "errorResults[].file" => &["path", "index"],
+                    _ => return None,
+                }
+            }
+        })
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn the_two_kpts_differ_only_in_functions_and_steps() {
+            let step = "status.renderStatus.validationSteps[]";
+            assert!(of(step, Schema::Head).unwrap().contains(&"skipped"));
+            assert!(!of(step, Schema::Porch).unwrap().contains(&"skipped"));
+            assert!(of("pipeline.mutators[]", Schema::Head)
+                .unwrap()
+                .contains(&"configRef"));
+            assert!(!of("pipeline.mutators[]", Schema::Porch)
+                .unwrap()
+                .contains(&"configRef"));
+            assert_eq!(of("info", Schema::Porch), of("info", Schema::Head));
+            assert_eq!(
+                of(
+                    "status.renderStatus.mutationSteps[].errorResults[].file",
+                    Schema::Porch
+                ),
+                Some(&["path", "index"][..])
+            );
+            // A map the user writes is not a struct, whatever its keys.
+            assert_eq!(
+                of("pipeline.mutators[].configMap.field", Schema::Head),
+                None
+            );
+            assert_eq!(of("metadata.labels", Schema::Head), None);
+        }
+    }
+}

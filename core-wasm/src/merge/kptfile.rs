@@ -5,6 +5,7 @@
 
 use super::resource::{merge_packages, MergeOutcome};
 use super::{Files, MergeError};
+use crate::api::kptfile::fields;
 use crate::krm::objects::{emit_object, parse_object};
 use serde_json::{Map, Value};
 
@@ -179,99 +180,6 @@ pub fn marshal_kptfile(value: &Value, wide: bool) -> Result<String, String> {
         .map_err(|e| e.to_string())
 }
 
-const FUNCTION_FIELDS: &[&str] = &[
-    "image",
-    "exec",
-    "configPath",
-    "configMap",
-    "name",
-    "tag",
-    "selectors",
-    "exclude",
-];
-const SELECTOR_FIELDS: &[&str] = &[
-    "apiVersion",
-    "kind",
-    "name",
-    "namespace",
-    "labels",
-    "annotations",
-];
-const STEP_FIELDS: &[&str] = &[
-    "name",
-    "image",
-    "exec",
-    "executionError",
-    "stderr",
-    "exitCode",
-    "results",
-    "errorResults",
-];
-const RESULT_FIELDS: &[&str] = &["message", "severity", "resourceRef", "field", "file"];
-
-/// kpt's `KptFile` struct: the fields of each struct-typed path, in
-/// order (the same table as render's status writer).
-fn struct_fields(path: &str) -> Option<&'static [&'static str]> {
-    let fields: &[&str] = match path {
-        "" => &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "upstream",
-            "upstreamLock",
-            "info",
-            "pipeline",
-            "inventory",
-            "status",
-        ],
-        "metadata" => &["name", "namespace", "labels", "annotations"],
-        "upstream" => &["type", "git", "updateStrategy"],
-        "upstream.git" => &["repo", "directory", "ref"],
-        "upstreamLock" => &["type", "git"],
-        "upstreamLock.git" => &["repo", "directory", "ref", "commit"],
-        "info" => &[
-            "site",
-            "emails",
-            "license",
-            "licenseFile",
-            "description",
-            "keywords",
-            "man",
-            "readinessGates",
-        ],
-        "info.readinessGates[]" => &["conditionType"],
-        "pipeline" => &["mutators", "validators"],
-        "pipeline.mutators[]" | "pipeline.validators[]" => FUNCTION_FIELDS,
-        "inventory" => &["namespace", "name", "inventoryID", "labels", "annotations"],
-        "status" => &["conditions", "renderStatus"],
-        "status.conditions[]" => &["type", "status", "reason", "message"],
-        "status.renderStatus" => &["mutationSteps", "validationSteps", "errorSummary"],
-        "status.renderStatus.mutationSteps[]" | "status.renderStatus.validationSteps[]" => {
-            STEP_FIELDS
-        }
-        p if p.ends_with("selectors[]") || p.ends_with("exclude[]") => SELECTOR_FIELDS,
-        p if p.ends_with("results[]") || p.ends_with("Results[]") => RESULT_FIELDS,
-        p if p.ends_with(".resourceRef") => &["apiVersion", "kind", "name", "namespace"],
-        p if p.ends_with(".field") => &["path", "currentValue", "proposedValue"],
-        p if p.ends_with(".file") => &["path", "index"],
-        _ => return None,
-    };
-    Some(fields)
-}
-
-/// Pointer-typed struct fields: written even when empty (`upstream: {}`).
-const POINTER_FIELDS: &[&str] = &[
-    "upstream",
-    "upstreamLock",
-    "info",
-    "pipeline",
-    "inventory",
-    "status",
-    "upstream.git",
-    "upstreamLock.git",
-    "status.renderStatus",
-];
-
 /// The value at `path` as the struct marshals it; `None` when
 /// `omitempty` drops it.
 fn reorder(value: &Value, path: &str) -> Option<Value> {
@@ -299,7 +207,7 @@ fn reorder(value: &Value, path: &str) -> Option<Value> {
                 }
             };
             let mut out = Map::new();
-            match struct_fields(path) {
+            match fields::of(path, fields::Schema::Porch) {
                 Some(fields) => {
                     for f in fields {
                         if let Some(v) = map.get(*f).and_then(|v| reorder(v, &child(f))) {
@@ -317,7 +225,7 @@ fn reorder(value: &Value, path: &str) -> Option<Value> {
                     }
                 }
             }
-            let keep_empty = POINTER_FIELDS.contains(&path)
+            let keep_empty = fields::POINTERS.contains(&path)
                 || path.ends_with("[]")
                 || path.ends_with(".resourceRef");
             if out.is_empty() && !keep_empty && !path.is_empty() {

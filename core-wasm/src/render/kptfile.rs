@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+use crate::api::kptfile::fields;
 use crate::api::{Function, ResourceReference, Selector};
 use crate::yaml::{self, Format, Kind, Node};
 
@@ -24,39 +25,6 @@ pub struct KptfileInfo {
     /// `metadata.name`.
     pub name: String,
 }
-
-const TOP_FIELDS: [&str; 9] = [
-    "apiVersion",
-    "kind",
-    "metadata",
-    "upstream",
-    "upstreamLock",
-    "info",
-    "pipeline",
-    "inventory",
-    "status",
-];
-const FUNCTION_FIELDS: [&str; 10] = [
-    "image",
-    "exec",
-    "configPath",
-    "configMap",
-    "configRef",
-    "name",
-    "tag",
-    "selectors",
-    "exclude",
-    "when",
-];
-const REFERENCE_FIELDS: [&str; 4] = ["apiVersion", "kind", "name", "namespace"];
-const SELECTOR_FIELDS: [&str; 6] = [
-    "apiVersion",
-    "kind",
-    "name",
-    "namespace",
-    "labels",
-    "annotations",
-];
 
 /// Reads a Kptfile's text: its kind and version, unknown fields (an error,
 /// as kpt decodes strictly) and the pipeline.
@@ -79,7 +47,7 @@ pub fn decode(text: &str) -> Result<KptfileInfo, String> {
         ));
     }
     let mut unknown = Vec::new();
-    check_fields(root, &TOP_FIELDS, "v1.KptFile", &mut unknown);
+    check_fields(root, fields::TOP, "v1.KptFile", &mut unknown);
     let mut info = KptfileInfo {
         name: root
             .get_str(&["metadata", "name"])
@@ -174,7 +142,7 @@ fn functions(node: Option<&Node>, unknown: &mut Vec<String>) -> Result<Vec<Funct
         if f.kind != Kind::Mapping {
             return Err(type_error(f, "v1.Function"));
         }
-        check_fields(f, &FUNCTION_FIELDS, "v1.Function", unknown);
+        check_fields(f, fields::FUNCTION, "v1.Function", unknown);
         let get = |k: &str| f.get(k).map(|n| scalar(n, "string")).transpose();
         out.push(Function {
             image: get("image")?.unwrap_or_default(),
@@ -202,7 +170,7 @@ fn reference(
     if node.kind != Kind::Mapping {
         return Err(type_error(node, "v1.ResourceReference"));
     }
-    check_fields(node, &REFERENCE_FIELDS, "v1.ResourceReference", unknown);
+    check_fields(node, fields::REFERENCE, "v1.ResourceReference", unknown);
     let get = |k: &str| node.get(k).map(|n| scalar(n, "string")).transpose();
     Ok(Some(ResourceReference {
         api_version: get("apiVersion")?.unwrap_or_default(),
@@ -224,7 +192,7 @@ fn selectors(node: Option<&Node>, unknown: &mut Vec<String>) -> Result<Vec<Selec
         if s.kind != Kind::Mapping {
             return Err(type_error(s, "v1.Selector"));
         }
-        check_fields(s, &SELECTOR_FIELDS, "v1.Selector", unknown);
+        check_fields(s, fields::SELECTOR, "v1.Selector", unknown);
         let get = |k: &str| s.get(k).map(|n| scalar(n, "string")).transpose();
         out.push(Selector {
             api_version: get("apiVersion")?.unwrap_or_default(),
@@ -415,90 +383,6 @@ pub struct RenderStatusUpdate {
     pub render_status: Option<Value>,
 }
 
-/// Struct order of the Kptfile's fields when kpt re-marshals it.
-const ORDER: &[(&str, &[&str])] = &[
-    ("", &TOP_FIELDS),
-    ("metadata", &["name", "namespace", "labels", "annotations"]),
-    ("upstream", &["type", "git", "updateStrategy"]),
-    ("upstream.git", &["repo", "directory", "ref"]),
-    ("upstreamLock", &["type", "git"]),
-    ("upstreamLock.git", &["repo", "directory", "ref", "commit"]),
-    (
-        "info",
-        &[
-            "site",
-            "emails",
-            "license",
-            "licenseFile",
-            "description",
-            "keywords",
-            "man",
-            "readinessGates",
-        ],
-    ),
-    ("info.readinessGates[]", &["conditionType"]),
-    ("pipeline", &["mutators", "validators"]),
-    ("pipeline.mutators[]", &FUNCTION_FIELDS),
-    ("pipeline.validators[]", &FUNCTION_FIELDS),
-    ("pipeline.mutators[].configRef", &REFERENCE_FIELDS),
-    ("pipeline.validators[].configRef", &REFERENCE_FIELDS),
-    ("pipeline.mutators[].selectors[]", &SELECTOR_FIELDS),
-    ("pipeline.mutators[].exclude[]", &SELECTOR_FIELDS),
-    ("pipeline.validators[].selectors[]", &SELECTOR_FIELDS),
-    ("pipeline.validators[].exclude[]", &SELECTOR_FIELDS),
-    (
-        "inventory",
-        &["namespace", "name", "inventoryID", "labels", "annotations"],
-    ),
-    ("status", &["conditions", "renderStatus"]),
-    (
-        "status.conditions[]",
-        &["type", "status", "reason", "message"],
-    ),
-    (
-        "status.renderStatus",
-        &["mutationSteps", "validationSteps", "errorSummary"],
-    ),
-    ("status.renderStatus.mutationSteps[]", &STEP_FIELDS),
-    ("status.renderStatus.validationSteps[]", &STEP_FIELDS),
-    (
-        "status.renderStatus.mutationSteps[].results[]",
-        &RESULT_FIELDS,
-    ),
-    (
-        "status.renderStatus.mutationSteps[].errorResults[]",
-        &RESULT_FIELDS,
-    ),
-    (
-        "status.renderStatus.validationSteps[].results[]",
-        &RESULT_FIELDS,
-    ),
-    (
-        "status.renderStatus.validationSteps[].errorResults[]",
-        &RESULT_FIELDS,
-    ),
-];
-
-const STEP_FIELDS: [&str; 10] = [
-    "name",
-    "image",
-    "exec",
-    "executionError",
-    "stderr",
-    "exitCode",
-    "results",
-    "errorResults",
-    "when",
-    "skipped",
-];
-/// Struct order of a result's parts, wherever the result is.
-const RESULT_PARTS: &[(&str, &[&str])] = &[
-    ("resourceRef", &["apiVersion", "kind", "name", "namespace"]),
-    ("field", &["path", "currentValue", "proposedValue"]),
-    ("file", &["path", "index"]),
-];
-const RESULT_FIELDS: [&str; 5] = ["message", "severity", "resourceRef", "field", "file"];
-
 /// Rewrites the root Kptfile with the render's status, as kpt does: the
 /// whole file re-marshalled from kpt's struct (struct field order, sorted
 /// map keys, no comments, wide sequences), the previous `Rendered`
@@ -558,22 +442,12 @@ pub fn write_status(text: &str, update: RenderStatusUpdate) -> Result<String, St
     yaml::emit_stream(&[Node::new_document(node)], Format::KyamlWide).map_err(|e| e.to_string())
 }
 
-/// Orders the object at `path` (see [`ORDER`]) and drops fields the Go
+/// Orders the object at `path` (see [`fields::of`]) and drops fields the Go
 /// struct does not have; maps without a struct get sorted keys.
 fn reorder(value: Value, path: &str) -> Value {
     match value {
         Value::Object(mut map) => {
-            let order = ORDER
-                .iter()
-                .find(|(p, _)| *p == path)
-                .map(|(_, o)| *o)
-                .or_else(|| {
-                    let last = path.rsplit('.').next().unwrap_or("");
-                    RESULT_PARTS
-                        .iter()
-                        .find(|(p, _)| *p == last)
-                        .map(|(_, o)| *o)
-                });
+            let order = fields::of(path, fields::Schema::Head);
             let mut out = Map::new();
             match order {
                 Some(fields) => {

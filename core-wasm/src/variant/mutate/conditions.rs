@@ -39,18 +39,6 @@ pub const REASON_NOT_SELECTED: &str = "NoResourceSelected";
 pub const MESSAGE_NOT_SELECTED: &str =
     "no resource matched any injection selector for this injection point";
 
-/// Fields of kpt's `PackageInfo`.
-const INFO_FIELDS: [&str; 8] = [
-    "site",
-    "emails",
-    "license",
-    "licenseFile",
-    "readinessGates",
-    "description",
-    "keywords",
-    "man",
-];
-
 /// The condition a point sets.
 pub fn injection_condition(point: &InjectionPoint) -> PackageCondition {
     if point.injected {
@@ -186,7 +174,7 @@ fn info_json(info: &PackageInfoView, old: Option<&Value>, gates: &BTreeSet<Strin
     put_str(&mut out, "description", &info.description);
     put_list(&mut out, "keywords", &info.keywords);
     put_str(&mut out, "man", &info.man);
-    unknown_fields(&mut out, old, &INFO_FIELDS);
+    unknown_fields(&mut out, old, crate::api::kptfile::fields::INFO);
     Value::Object(out)
 }
 
