@@ -60,10 +60,7 @@ impl Output {
 
     /// How many error results were reported.
     pub fn error_count(&self) -> usize {
-        self.results
-            .iter()
-            .filter(|r| r.severity == pv_core::api::Severity::Error)
-            .count()
+        self.results.iter().filter(|r| r.is_error()).count()
     }
 
     /// The process exit code: 1 when the run failed, else 0.

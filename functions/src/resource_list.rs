@@ -193,7 +193,7 @@ mod tests {
         let mut results = vec![results::new(pv_core::api::Severity::Info, "kept")];
         let text = write(None, vec![item], &mut results);
         assert_eq!(results.len(), 2);
-        assert_eq!(results[1].severity, pv_core::api::Severity::Error);
+        assert!(results[1].is_error());
         assert!(
             results[1].message.starts_with("cannot write the output: "),
             "{}",

@@ -3,7 +3,7 @@
 //! ResourceList, and the plain-text summary of error results used on
 //! stderr and by the wasm build's `processResourceListErrors`.
 
-use pv_core::api::resource_list::{FieldRef, FileRef, ResourceRef};
+use pv_core::api::resource_list::{Field, FileRef, ResourceRef};
 use pv_core::api::{ResultItem, Severity};
 use pv_core::yaml::{from_json, string_node, Node};
 
@@ -11,11 +11,7 @@ use crate::annotations;
 
 /// A result with a message and severity and nothing else.
 pub fn new(severity: Severity, message: impl Into<String>) -> ResultItem {
-    ResultItem {
-        message: message.into(),
-        severity,
-        ..ResultItem::default()
-    }
+    ResultItem::new(severity, message)
 }
 
 /// An error result.
@@ -58,7 +54,7 @@ pub fn about_item(result: ResultItem, item: &Node) -> ResultItem {
 
 /// Names the field a result is about.
 pub fn at_field(mut result: ResultItem, path: impl Into<String>) -> ResultItem {
-    result.field = Some(FieldRef {
+    result.field = Some(Field {
         path: path.into(),
         current_value: None,
         proposed_value: None,
@@ -86,15 +82,7 @@ pub fn field_in_message(message: &str) -> Option<String> {
 
 /// Whether any result is an error.
 pub fn has_errors(results: &[ResultItem]) -> bool {
-    results.iter().any(|r| r.severity == Severity::Error)
-}
-
-fn severity_name(severity: Severity) -> &'static str {
-    match severity {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
-        Severity::Info => "info",
-    }
+    results.iter().any(ResultItem::is_error)
 }
 
 /// A result as a YAML mapping, fields in the spec's order (message,
@@ -106,11 +94,9 @@ pub fn to_node(result: &ResultItem) -> Node {
         m.content.push(value);
     };
     push(&mut m, "message", string_node(&result.message));
-    push(
-        &mut m,
-        "severity",
-        Node::new_string(severity_name(result.severity)),
-    );
+    if let Some(severity) = &result.severity {
+        push(&mut m, "severity", Node::new_string(severity));
+    }
     if let Some(r) = &result.resource_ref {
         let mut n = Node::new_mapping();
         push(&mut n, "apiVersion", string_node(&r.api_version));
@@ -158,7 +144,7 @@ pub fn to_node(result: &ResultItem) -> Node {
 /// `[error] <apiVersion>/<kind>/[<namespace>/]<name> <field>: <message> (<file>)`.
 pub fn error_summary(results: &[ResultItem]) -> String {
     let mut out = String::new();
-    for r in results.iter().filter(|r| r.severity == Severity::Error) {
+    for r in results.iter().filter(|r| r.is_error()) {
         out.push_str("[error]");
         if let Some(o) = &r.resource_ref {
             out.push(' ');

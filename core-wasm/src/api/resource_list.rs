@@ -29,12 +29,9 @@ pub struct ResourceList {
 }
 
 /// Severity of a result.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Severity {
     /// A failure.
-    #[default]
     Error,
     /// A problem that does not fail the function.
     Warning,
@@ -42,22 +39,37 @@ pub enum Severity {
     Info,
 }
 
-/// A result (`framework.Result` / kpt `ResultItem`).
+impl Severity {
+    /// The name results carry: `error`, `warning`, `info`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+}
+
+/// One result of a function (`framework.Result`, kpt's `ResultItem`),
+/// with Go's `omitempty` rules: a severity the function did not send stays
+/// absent, a `resourceRef` that is present but empty prints as `{}`, and a
+/// file index of 0 is omitted while -1 prints.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ResultItem {
     /// What happened.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub message: String,
-    /// How bad it is.
-    #[serde(default)]
-    pub severity: Severity,
+    /// `error`, `warning` or `info`; absent when the function sent none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub severity: Option<String>,
     /// The object it is about.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_ref: Option<ResourceRef>,
     /// The field it is about.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub field: Option<FieldRef>,
+    pub field: Option<Field>,
     /// The file it is about.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<FileRef>,
@@ -66,19 +78,50 @@ pub struct ResultItem {
     pub tags: BTreeMap<String, String>,
 }
 
-/// `resourceRef` of a result.
+impl ResultItem {
+    /// A result with a severity and a message.
+    pub fn new(severity: Severity, message: impl Into<String>) -> ResultItem {
+        ResultItem {
+            message: message.into(),
+            severity: Some(severity.as_str().to_string()),
+            ..ResultItem::default()
+        }
+    }
+
+    /// An `error` result.
+    pub fn error(message: impl Into<String>) -> ResultItem {
+        ResultItem::new(Severity::Error, message)
+    }
+
+    /// A `warning` result.
+    pub fn warning(message: impl Into<String>) -> ResultItem {
+        ResultItem::new(Severity::Warning, message)
+    }
+
+    /// An `info` result.
+    pub fn info(message: impl Into<String>) -> ResultItem {
+        ResultItem::new(Severity::Info, message)
+    }
+
+    /// Whether the severity is `error`.
+    pub fn is_error(&self) -> bool {
+        self.severity.as_deref() == Some("error")
+    }
+}
+
+/// `resourceRef` (kyaml's `ResourceIdentifier`: every field `omitempty`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceRef {
     /// API version.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub api_version: String,
     /// Kind.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub kind: String,
     /// Name.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// Namespace.
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -89,8 +132,9 @@ pub struct ResourceRef {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
-pub struct FieldRef {
-    /// Path of the field (`spec.template.downstream.repoExpr`).
+pub struct Field {
+    /// Dotted path of the field (`spec.template.downstream.repoExpr`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub path: String,
     /// Current value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -105,8 +149,9 @@ pub struct FieldRef {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FileRef {
     /// Slash-separated path relative to the package.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub path: String,
-    /// Index of the object within the file.
+    /// Position of the object in the file (omitted when 0).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub index: i64,
 }
