@@ -380,57 +380,9 @@ pub struct RolloutStepStatus {
     pub failed: i64,
 }
 
-/// Porch's `Repository` `config.porch.kpt.dev/v1alpha1`. Only its metadata
-/// reaches templates; the spec is typed for completeness and round trips.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct Repository {
-    /// `config.porch.kpt.dev/v1alpha1`.
-    #[serde(default)]
-    pub api_version: String,
-    /// `Repository`.
-    #[serde(default)]
-    pub kind: String,
-    /// Metadata.
-    #[serde(default)]
-    pub metadata: ObjectMeta,
-    /// Desired state.
-    #[serde(default)]
-    pub spec: RepositorySpec,
-    /// Observed state, kept verbatim.
-    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
-    pub status: serde_json::Value,
-}
-
-/// `spec` of a Repository.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct RepositorySpec {
-    /// Free-form description.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub description: String,
-    /// Whether packages in it are deployment-ready.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub deployment: bool,
-    /// `git` or `oci`.
-    #[serde(default, rename = "type", skip_serializing_if = "String::is_empty")]
-    pub type_: String,
-    /// `Package` (the only content type left).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub content: String,
-    /// Git settings.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub git: Option<GitRepository>,
-    /// OCI settings.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub oci: Option<OciRepository>,
-    /// Fields not modelled above, kept verbatim.
-    #[serde(flatten)]
-    pub extra: BTreeMap<String, serde_json::Value>,
-}
-
+/// Porch's `Repository`: the API's type. Only its metadata reaches
+/// templates.
+pub use crate::api::repository::{Repository, RepositorySpec};
 pub use crate::api::package_revision::v1alpha2::SecretRef;
 pub use crate::api::repository::{GitRepository, OciRepository};
 

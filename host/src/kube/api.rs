@@ -126,9 +126,9 @@ porch_resource!(
 porch_resource!(
     /// Porch's Repository (`config.porch.kpt.dev/v1alpha1`).
     Repository,
-    core = pv_core::variantset::Repository,
-    spec = pv_core::variantset::types::RepositorySpec,
-    status = serde_json::Value,
+    core = pv_core::api::repository::Repository,
+    spec = pv_core::api::repository::RepositorySpec,
+    status = Option<pv_core::api::repository::RepositoryStatus>,
     group = "config.porch.kpt.dev", version = "v1alpha1",
     kind = "Repository", plural = "repositories"
 );
