@@ -132,6 +132,21 @@ pub struct Condition {
     pub message: String,
 }
 
+impl Condition {
+    /// A condition with no generation and no transition time yet (the
+    /// writer sets them).
+    pub fn new(type_: &str, status: &str, reason: &str, message: &str) -> Condition {
+        Condition {
+            type_: type_.to_string(),
+            status: status.to_string(),
+            observed_generation: None,
+            last_transition_time: String::new(),
+            reason: reason.to_string(),
+            message: message.to_string(),
+        }
+    }
+}
+
 /// `meta.SetStatusCondition`: replaces the condition of the same type,
 /// keeping its transition time unless the status changed; `now` is used for
 /// new or flipped conditions.

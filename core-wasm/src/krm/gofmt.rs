@@ -1,6 +1,7 @@
 //! Go's `%q` verb, for messages that upstream and the catalog's functions
 //! format with it (error strings, the `injected resource "<name>" from
-//! cluster` condition message, the builtins' results).
+//! cluster` condition message, the builtins' results), and Go's
+//! `encoding/json` writing of a string.
 
 use std::fmt::Write;
 
@@ -63,9 +64,47 @@ fn is_go_printable(c: char) -> bool {
         ))
 }
 
+/// Which Go wrote the JSON: `\b` and `\f` are short escapes since Go
+/// 1.22, `\u0008` and `\u000c` before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GoJson {
+    /// Go 1.22 and later (Porch).
+    Current,
+    /// Go before 1.22 (the catalog's older function images).
+    Before122,
+}
+
+/// A string as Go's `encoding/json` writes it: HTML-safe (`<`, `>`, `&`,
+/// U+2028 and U+2029 as `\u` escapes), other control characters as
+/// `\u00XX`.
+pub fn json_string(s: &str, go: GoJson) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' if go == GoJson::Current => out.push_str("\\b"),
+            '\u{c}' if go == GoJson::Current => out.push_str("\\f"),
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
+            }
+            c if u32::from(c) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::quote;
+    use super::{json_string, quote, GoJson};
 
     #[test]
     fn quotes_like_go() {
@@ -79,5 +118,18 @@ mod tests {
         assert_eq!(quote("\u{e000}"), "\"\\ue000\"");
         assert_eq!(quote("\u{2066}"), "\"\\u2066\"");
         assert_eq!(quote("\u{ffff}"), "\"\\uffff\"");
+    }
+
+    #[test]
+    fn json_strings_are_written_as_each_go_writes_them() {
+        let s = "a\"b\\c\n<&>\u{1}\u{8}\u{2028}é";
+        assert_eq!(
+            json_string(s, GoJson::Current),
+            "\"a\\\"b\\\\c\\n\\u003c\\u0026\\u003e\\u0001\\b\\u2028é\""
+        );
+        assert_eq!(
+            json_string(s, GoJson::Before122),
+            "\"a\\\"b\\\\c\\n\\u003c\\u0026\\u003e\\u0001\\u0008\\u2028é\""
+        );
     }
 }

@@ -95,12 +95,9 @@ pub fn condition(
     now: &str,
 ) -> Condition {
     Condition {
-        type_: type_.to_string(),
-        status: status.to_string(),
         observed_generation: Some(generation),
         last_transition_time: now.to_string(),
-        reason: reason.to_string(),
-        message: message.to_string(),
+        ..Condition::new(type_, status, reason, message)
     }
 }
 

@@ -28,14 +28,7 @@ pub const VALID_MESSAGE: &str = "all validation checks passed";
 pub const SUCCESS_MESSAGE: &str = "successfully ensured downstream package variant";
 
 fn condition(type_: &str, status: &str, reason: &str, message: &str) -> Condition {
-    Condition {
-        type_: type_.to_string(),
-        status: status.to_string(),
-        observed_generation: None,
-        last_transition_time: String::new(),
-        reason: reason.to_string(),
-        message: message.to_string(),
-    }
+    Condition::new(type_, status, reason, message)
 }
 
 /// `setStalledConditionsToTrue`: Stalled=True/`ValidationError`/`message`

@@ -185,29 +185,9 @@ fn go_json_list<'a>(items: impl Iterator<Item = &'a str>) -> String {
     format!("[{}]", body.join(","))
 }
 
-/// A string as Go's `encoding/json` writes it (HTML-safe escaping of `<`,
-/// `>`, `&`, and of U+2028/U+2029).
+/// A string as Porch's Go writes it in JSON.
 pub(crate) fn go_json_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
-                out.push_str(&format!("\\u{:04x}", c as u32));
-            }
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    crate::krm::gofmt::json_string(s, crate::krm::gofmt::GoJson::Current)
 }
 
 #[cfg(test)]

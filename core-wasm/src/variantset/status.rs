@@ -27,14 +27,7 @@ pub const MESSAGE_VALID: &str = "all validation checks passed";
 pub const MESSAGE_RECONCILED: &str = "package variants successfully reconciled";
 
 fn condition(type_: &str, status: &str, reason: &str, message: &str) -> Condition {
-    Condition {
-        type_: type_.to_string(),
-        status: status.to_string(),
-        observed_generation: None,
-        last_transition_time: String::new(),
-        reason: reason.to_string(),
-        message: message.to_string(),
-    }
+    Condition::new(type_, status, reason, message)
 }
 
 /// Upstream's `stalled(reason, message)`: `Stalled=True` and `Ready=False`,

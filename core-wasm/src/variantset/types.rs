@@ -380,11 +380,11 @@ pub struct RolloutStepStatus {
     pub failed: i64,
 }
 
+pub use crate::api::package_revision::v1alpha2::SecretRef;
+pub use crate::api::repository::{GitRepository, OciRepository};
 /// Porch's `Repository`: the API's type. Only its metadata reaches
 /// templates.
 pub use crate::api::repository::{Repository, RepositorySpec};
-pub use crate::api::package_revision::v1alpha2::SecretRef;
-pub use crate::api::repository::{GitRepository, OciRepository};
 
 /// Any cluster object an `objectSelector` may select: only its type and
 /// metadata are read (the rest is dropped when deserializing), and only

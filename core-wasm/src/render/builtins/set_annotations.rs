@@ -172,26 +172,10 @@ fn results(applied: BTreeMap<(String, String, String), BTreeMap<String, String>>
     out
 }
 
-/// Go's `json.Marshal` of a string (HTML characters escaped).
+/// Go's `json.Marshal` of a string, as the catalog's function (built with
+/// a Go before 1.22) writes it.
 fn go_json_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
-                out.push_str(&format!("\\u{:04x}", u32::from(c)));
-            }
-            c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    crate::krm::gofmt::json_string(s, crate::krm::gofmt::GoJson::Before122)
 }
 
 // ---------------------------------------------------------------------------
