@@ -42,9 +42,6 @@ use std::sync::Mutex;
 
 use porch_variants::engine_api::NativeCore;
 use porch_variants::reconcile::{run_to_fixed_point, Ctx, NoProgress, ReconcileError, RunReport};
-use porch_variants::store::faulty::{
-    FaultPlan, FaultSchedule, Faulty, ReadFault, SeededFaults, WriteFault,
-};
 use porch_variants::store::git::{init_bare, GitRepoConfig, GitRevisions};
 use porch_variants::store::memory::{MemoryObjects, MemoryRevisions};
 use porch_variants::store::{
@@ -56,6 +53,7 @@ use pv_core::api::package_revision::Lifecycle;
 use pv_core::api::package_variant::FINALIZER;
 use pv_core::api::{ObjectMeta, PackageRevision, PackageRevisionResources, PackageVariant};
 use pv_core::variantset::{PackageVariantSet, Repository};
+use pv_testkit::faulty::{FaultPlan, FaultSchedule, Faulty, ReadFault, SeededFaults, WriteFault};
 use serde_json::{json, Value};
 
 const NS: &str = "default";

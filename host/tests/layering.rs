@@ -176,3 +176,33 @@ fn the_rules_catch_an_arrow_up_and_one_across() {
     assert!(!variant.contains(&"prc") && !variant.contains(&"variantset"));
     assert!(host_forbidden("kube").contains(&"local"));
 }
+
+/// The test doubles stay out of the shipped code: the host names the
+/// testkit only as a dev-dependency, and no source of the binary names it.
+#[test]
+fn the_test_doubles_are_not_in_the_binary() {
+    let host = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::fs::read_to_string(host.join("Cargo.toml")).unwrap();
+    let mut section = "";
+    for line in manifest.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            section = line;
+        } else if line.starts_with("porch-variants-testkit") {
+            assert_eq!(
+                section, "[dev-dependencies]",
+                "the testkit is named in {section}"
+            );
+        }
+    }
+    let mut files = Vec::new();
+    rust_files(&host.join("src"), &mut files);
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            !text.contains("pv_testkit") && !text.contains("FaultPlan"),
+            "{} names the test doubles",
+            file.display()
+        );
+    }
+}

@@ -12,13 +12,13 @@ use porch_variants::reconcile::{
     run_to_fixed_point, run_to_fixed_point_quiet, Ctx, NoProgress, QuietDigests, ReconcileError,
     RunReport,
 };
-use porch_variants::store::faulty::{FaultPlan, Faulty};
 use porch_variants::store::git::{init_bare, GitRepoConfig, GitRevisions};
 use porch_variants::store::memory::MemoryObjects;
 use porch_variants::store::{Files, ObjectStore, PackageRevisionStore, PrFilter, StoreError};
 use pv_core::api::package_revision::Lifecycle;
 use pv_core::api::{PackageContext, PackageRevision, PackageVariant};
 use pv_core::variantset::{PackageVariantSet, Repository};
+use pv_testkit::faulty::{FaultPlan, Faulty};
 use serde_json::json;
 
 const NS: &str = "default";

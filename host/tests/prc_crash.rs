@@ -11,8 +11,8 @@ use porch_variants::engine_api::NativeCore;
 use porch_variants::local::cli::open_repositories;
 use porch_variants::local::rpkg::{reconcile_declared, Session};
 use porch_variants::reconcile::DraftRenderer;
-use porch_variants::store::faulty::{FaultPlan, FaultSchedule, Faulty, WriteFault};
 use porch_variants::store::{PackageRevisionStore, PrFilter};
+use pv_testkit::faulty::{FaultPlan, FaultSchedule, Faulty, WriteFault};
 use serde_json::{json, Value};
 
 const REPOS: &str = "apiVersion: config.porch.kpt.dev/v1alpha1

@@ -14,11 +14,11 @@ use porch_variants::local::rpkg::Session;
 use porch_variants::reconcile::{
     package_variant, run_to_fixed_point, Ctx, DraftRenderer, NoProgress, RunReport,
 };
-use porch_variants::store::faulty::{FaultPlan, FaultSchedule, Faulty, WriteFault};
 use porch_variants::store::git::{init_bare, GitRevisions};
 use porch_variants::store::memory::MemoryObjects;
 use porch_variants::store::v1alpha2::{PorchApi, PrObjects, V2Revisions};
 use porch_variants::store::{Files, ObjectStore, PackageRevisionStore, PrFilter};
+use pv_testkit::faulty::{FaultPlan, FaultSchedule, Faulty, WriteFault};
 
 use pv_core::api::package_revision::Lifecycle;
 use pv_core::api::PackageVariant;

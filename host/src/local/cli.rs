@@ -11,7 +11,7 @@ use super::dir_lock::{remove_stale_git_locks, DirLock};
 use super::{read_objects, repo_configs, LocalObjects};
 use crate::engine_api::{ComponentCore, Core, NativeCore};
 use crate::reconcile::{run_to_fixed_point_quiet, Ctx, DraftRenderer, Progress, RunReport};
-use crate::store::faulty::{CallCounts, FaultPlan, Faulty};
+use crate::store::counting::{CallCounts, Counter, Counting};
 use crate::store::git::{init_bare, remove_unfinished_repository};
 use crate::store::remote::{remote_configs, RemoteRevisions};
 use crate::store::v1alpha2::{PorchApi, V2Revisions};
@@ -656,9 +656,9 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
         Some(super::read_quiet_digests(dir).for_identity(&identity))
     };
     let recorded = quiet.clone();
-    let plan = FaultPlan::counting();
-    let revisions = Faulty::new(&git, plan.clone());
-    let objects = Faulty::new(objects, plan.clone());
+    let counter = Counter::new();
+    let revisions = Counting::new(&git, counter.clone());
+    let objects = Counting::new(objects, counter.clone());
     let renderer = DraftRenderer::porch_server(&args.dir, args.runner.runner()?);
     // Porch's FunctionConfigs in DIR choose the executor of the images
     // they name, as porch-server's do.
@@ -696,7 +696,7 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
         let mut namespaces: Vec<String> = repositories
             .iter()
             .map(|r| {
-                crate::store::memory::ns_or_default(
+                crate::store::rules::ns_or_default(
                     r["metadata"]["namespace"].as_str().unwrap_or_default(),
                 )
             })
@@ -714,9 +714,9 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
         // variant may clone one, and an approval policy they carry is
         // applied by the passes below.
         let mut lines = super::rpkg::reconcile_declared(&session, &declared)?;
-        let v2 = Faulty::new(
+        let v2 = Counting::new(
             V2Revisions::new(&session.api, &revisions, Some(&session)),
-            plan.clone(),
+            counter.clone(),
         );
         let ctx = Ctx {
             revisions: &v2,
@@ -764,7 +764,7 @@ pub fn run_local(args: &LocalArgs) -> Result<(LocalSummary, bool), LocalError> {
     Ok((
         LocalSummary {
             report,
-            store_calls: plan.counts(),
+            store_calls: counter.counts(),
             core: core.name(),
             seconds,
             seeded,

@@ -45,7 +45,7 @@ use pv_core::yaml;
 use serde_json::Value;
 
 use crate::store::git::GitRepoConfig;
-use crate::store::memory::ns_or_default;
+use crate::store::rules::ns_or_default;
 use crate::store::{StoreError, StoreResult};
 
 /// The state folder under a local directory.

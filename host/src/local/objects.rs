@@ -12,7 +12,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{parse_yaml_objects, DirObjects, STATE_DIR};
-use crate::store::memory::{ns_or_default, MemoryObjects};
+use crate::store::memory::MemoryObjects;
+use crate::store::rules::ns_or_default;
 use crate::store::{ObjectStore, StoreError, StoreResult};
 
 /// The objects of a directory (read from its YAML files) merged with the

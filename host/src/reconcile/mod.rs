@@ -147,9 +147,9 @@ pub enum ReconcileError {
 }
 
 impl ReconcileError {
-    /// Whether the process should stop (a simulated crash).
+    /// Whether the run should stop (the store stopped taking writes).
     pub fn is_fatal(&self) -> bool {
-        matches!(self, ReconcileError::Store(StoreError::Injected(_)))
+        matches!(self, ReconcileError::Store(StoreError::Stopped(_)))
     }
 }
 

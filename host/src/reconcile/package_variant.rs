@@ -22,7 +22,7 @@ use serde_json::Value;
 use super::source::draft_content;
 use super::{Ctx, Event, ReconcileError};
 use crate::engine_api::{PlanOutcome, Step, Target};
-use crate::store::memory::copy_metadata;
+use crate::store::rules::copy_metadata;
 use crate::store::{revision_name, NewRevision, PrFilter, SourceState};
 
 /// `PackageVariant <namespace>/<name>`, the subject of its events.

@@ -42,7 +42,7 @@ use pv_core::api::{ObjectMeta, OwnerReference, PackageRevision, PackageRevisionR
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::memory::{check_transition, copy_metadata, resources_of};
+use super::rules::{check_transition, copy_metadata, resources_of};
 use super::{
     fingerprint_of, mark_latest, revision_name, Files, NewRevision, PackageRevisionStore, PrFilter,
     StoreError, StoreResult,

@@ -6,9 +6,15 @@
 //! The reconcilers are written once against [`PackageRevisionStore`] and
 //! [`ObjectStore`]. Backends:
 //! * [`git`] — Porch's Git layout on local repositories;
-//! * [`memory`] — the same semantics in memory, for fast tests;
-//! * [`faulty`] — a wrapper that counts calls and injects faults: a crash
-//!   before or after any write, errors, conflicts, stale list answers.
+//! * [`memory`] — the same semantics in memory (local mode's object
+//!   table, and fast tests);
+//! * [`counting`] — a wrapper that counts calls;
+//! * [`planned`] — an overlay that records writes instead of making them
+//!   (`--dry-run`).
+//!
+//! The tests' fault injector (crashes before or after any write, errors,
+//! conflicts, stale list answers) is in the `porch-variants-testkit`
+//! crate, outside the binary.
 //!
 //! Every write method is atomic on its own: it happens completely or not
 //! at all (the Git backend orders its ref updates so that an interrupted
@@ -21,11 +27,12 @@
 //! draft; the Kubernetes backend keeps its writes over its caches until
 //! they show them ([`crate::kube::recent`]).
 
-pub mod faulty;
+pub mod counting;
 pub mod git;
 pub mod memory;
 pub mod planned;
 pub mod remote;
+pub mod rules;
 pub mod v1alpha2;
 
 use std::collections::BTreeMap;
@@ -107,11 +114,12 @@ pub enum StoreError {
         /// The write (`create PackageRevision ns/name`, ...).
         what: String,
     },
-    /// A simulated crash injected by [`faulty::Faulty`]: the process was
-    /// killed before this write, or right after it (the write happened but
-    /// nobody saw the answer); every later write of the run is refused.
-    #[error("injected failure at store write #{0}")]
-    Injected(usize),
+    /// The store takes no more writes in this run: its writer is going
+    /// away (a process being killed, as the tests' fault injector stands
+    /// in for) before write #N, or right after it (the write happened but
+    /// nobody saw the answer). Every later write is refused; the run stops.
+    #[error("store stopped at write #{0}")]
+    Stopped(usize),
 }
 
 impl StoreError {

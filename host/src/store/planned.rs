@@ -17,7 +17,7 @@ use pv_core::variantset::{PackageVariantSet, Repository};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::memory::{check_transition, copy_metadata, resources_of};
+use super::rules::{check_transition, copy_metadata, resources_of};
 use super::{
     revision_name, Files, NewRevision, ObjectStore, PackageRevisionStore, PrFilter, SourceState,
     StoreError, StoreResult,

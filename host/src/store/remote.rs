@@ -56,7 +56,7 @@ use pv_core::api::{ObjectMeta, PackageRevision, PackageRevisionResources};
 use serde_json::Value;
 
 use super::git::{init_bare, remove_unfinished_repository, GitRepoConfig, GitRevisions};
-use super::memory::ns_or_default;
+use super::rules::ns_or_default;
 use super::{Files, NewRevision, PackageRevisionStore, PrFilter, StoreError, StoreResult};
 
 /// Where local mode keeps the mirrors, relative to its directory.

@@ -8,7 +8,7 @@
 //!
 //! * a write crashes the process before it happens ([`WriteFault::CrashBefore`])
 //!   or after it happened ([`WriteFault::CrashAfter`]) — both end the run
-//!   with [`StoreError::Injected`], and every later write of the plan is
+//!   with [`StoreError::Stopped`], and every later write of the plan is
 //!   refused the same way (the process is gone);
 //! * a write fails with a transient error before it happens
 //!   ([`WriteFault::ErrorBefore`]), or happens but its answer is lost
@@ -38,7 +38,8 @@ use pv_core::api::{ObjectMeta, PackageRevision, PackageRevisionResources, Packag
 use pv_core::variantset::{PackageVariantSet, Repository};
 use serde_json::Value;
 
-use super::{
+pub use porch_variants::store::counting::CallCounts;
+use porch_variants::store::{
     Files, NewRevision, ObjectStore, PackageRevisionStore, PrFilter, SourceState, StoreError,
     StoreResult,
 };
@@ -47,10 +48,10 @@ use super::{
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum WriteFault {
     /// The process dies before the write: nothing is written, the call
-    /// returns [`StoreError::Injected`] and every later write is refused.
+    /// returns [`StoreError::Stopped`] and every later write is refused.
     CrashBefore,
     /// The process dies right after the write: it is written, the call
-    /// returns [`StoreError::Injected`] and every later write is refused.
+    /// returns [`StoreError::Stopped`] and every later write is refused.
     CrashAfter,
     /// A transient error (the API server unreachable): nothing is written.
     ErrorBefore,
@@ -334,15 +335,6 @@ impl std::fmt::Debug for FaultPlan {
     }
 }
 
-/// Call counts.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct CallCounts {
-    /// Read calls.
-    pub reads: usize,
-    /// Write calls that were carried out.
-    pub writes: usize,
-}
-
 fn transient(what: String) -> StoreError {
     StoreError::Io {
         context: what,
@@ -517,7 +509,7 @@ impl FaultPlan {
         let n = self.attempted.fetch_add(1, Ordering::Relaxed) + 1;
         if self.fail_at.is_some_and(|at| n >= at) || self.crashed() {
             self.note(operation, n, Fault::Refused);
-            return Err(StoreError::Injected(n));
+            return Err(StoreError::Stopped(n));
         }
         let fault = self.schedule.write_fault(n);
         if let Some(fault) = fault {
@@ -526,7 +518,7 @@ impl FaultPlan {
                 self.crashed.store(true, Ordering::Relaxed);
             }
             match fault {
-                WriteFault::CrashBefore => return Err(StoreError::Injected(n)),
+                WriteFault::CrashBefore => return Err(StoreError::Stopped(n)),
                 WriteFault::ErrorBefore => {
                     return Err(transient(format!("{operation} (write #{n})")))
                 }
@@ -544,7 +536,7 @@ impl FaultPlan {
             self.writes.fetch_add(1, Ordering::Relaxed);
         }
         match fault {
-            Some(WriteFault::CrashAfter) => Err(StoreError::Injected(n)),
+            Some(WriteFault::CrashAfter) => Err(StoreError::Stopped(n)),
             Some(WriteFault::ErrorAfter) => {
                 Err(transient(format!("{operation} (write #{n}, answer lost)")))
             }
@@ -761,7 +753,7 @@ impl<S: ObjectStore> ObjectStore for Faulty<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::memory::{MemoryObjects, MemoryRevisions};
+    use porch_variants::store::memory::{MemoryObjects, MemoryRevisions};
 
     fn draft(ws: &str) -> NewRevision {
         let mut pr = PackageRevision::default();
@@ -792,8 +784,8 @@ mod tests {
         let s = Faulty::new(&mem, plan.clone());
         assert!(s.create(draft("a")).is_ok());
         assert!(!plan.tripped());
-        assert!(matches!(s.create(draft("b")), Err(StoreError::Injected(2))));
-        assert!(matches!(s.create(draft("c")), Err(StoreError::Injected(3))));
+        assert!(matches!(s.create(draft("b")), Err(StoreError::Stopped(2))));
+        assert!(matches!(s.create(draft("c")), Err(StoreError::Stopped(3))));
         assert!(plan.tripped());
         assert_eq!(names(&mem), vec!["r.p.a"]);
         assert_eq!(plan.counts().writes, 1);
@@ -807,7 +799,7 @@ mod tests {
             let s = Faulty::new(&mem, plan.clone());
             let err = s.create(draft("a")).unwrap_err();
             assert_eq!(
-                matches!(err, StoreError::Injected(1)),
+                matches!(err, StoreError::Stopped(1)),
                 fault.is_crash(),
                 "{fault:?}: {err}"
             );
