@@ -589,11 +589,14 @@ pub async fn reconcile_package_variant_set(
 /// hand.
 pub fn asks_approval(
     annotations: &std::collections::BTreeMap<String, String>,
-    lifecycle: &str,
+    lifecycle: pv_core::api::package_revision::Lifecycle,
 ) -> bool {
+    use pv_core::api::package_revision::Lifecycle;
     annotations.contains_key(APPROVAL_POLICY)
-        && lifecycle != "Published"
-        && lifecycle != "DeletionProposed"
+        && !matches!(
+            lifecycle,
+            Lifecycle::Published | Lifecycle::DeletionProposed
+        )
 }
 
 /// Proposes and approves, as Nephio's approval controller does, the

@@ -586,9 +586,8 @@ pub async fn run_with(
             caches.revision_index.apply(event);
             observe(&recent, event);
             if let Some(pr) = touched(event).filter(|_| run_pv) {
-                let lifecycle = serde_json::to_value(pr.spec.lifecycle).unwrap_or_default();
                 if !matches!(event, watcher::Event::Delete(_))
-                    && ctl::asks_approval(pr.annotations(), lifecycle.as_str().unwrap_or_default())
+                    && ctl::asks_approval(pr.annotations(), pr.spec.lifecycle)
                 {
                     let _ = approval_tx.send(pr.clone());
                 }
@@ -681,7 +680,9 @@ pub async fn run_with(
             }
             let Some(obj) = touched(event) else { return };
             if v2 && run_pv && !matches!(event, watcher::Event::Delete(_)) {
-                let lifecycle = obj.data["spec"]["lifecycle"].as_str().unwrap_or_default();
+                // v1alpha2 names the lifecycles as v1alpha1 does.
+                let lifecycle = serde_json::from_value(obj.data["spec"]["lifecycle"].clone())
+                    .unwrap_or_default();
                 if ctl::asks_approval(obj.annotations(), lifecycle) {
                     let _ = approval_v2_tx.send(obj.clone());
                 }

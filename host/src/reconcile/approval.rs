@@ -27,10 +27,20 @@ pub fn approve(
     events: &mut Vec<Event>,
     errors: &mut Vec<Event>,
 ) -> Result<bool, ReconcileError> {
-    approve_with(ctx, variants, false, events, errors)
+    approve_with(ctx, variants, Reach::Variants, events, errors)
 }
 
-/// [`approve`], and then, with `annotated`, the packages whose revisions
+/// Which packages an approval pass looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// The downstream packages of variants that ask for the policy.
+    Variants,
+    /// Those, and the packages whose revisions carry the policy
+    /// annotation themselves.
+    AlsoAnnotated,
+}
+
+/// [`approve`], and then, with [`Reach::AlsoAnnotated`], the packages whose revisions
 /// carry the policy annotation themselves (given by hand, as
 /// `kubectl annotate` or a declared PackageRevision gives it, rather than
 /// by a variant's `spec.annotations`), as the store finds them
@@ -39,7 +49,7 @@ pub fn approve(
 pub fn approve_with(
     ctx: &Ctx<'_>,
     variants: &[PackageVariant],
-    annotated: bool,
+    reach: Reach,
     events: &mut Vec<Event>,
     errors: &mut Vec<Event>,
 ) -> Result<bool, ReconcileError> {
@@ -73,7 +83,7 @@ pub fn approve_with(
         };
         waiting |= approve_package(ctx, package, &owner, &|_| true, events, errors)?;
     }
-    if annotated {
+    if reach == Reach::AlsoAnnotated {
         for (ns, repo, name) in ctx.revisions.annotated_packages(POLICY)? {
             if seen.contains(&(ns.clone(), repo.clone(), name.clone())) {
                 continue;

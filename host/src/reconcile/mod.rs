@@ -483,7 +483,13 @@ pub fn run_to_fixed_point_quiet(
         }
         let before = events.len();
         // Waiting revisions are looked at again by the next run.
-        let _waiting = approval::approve_with(ctx, &pvs, true, &mut events, &mut errors)?;
+        let _waiting = approval::approve_with(
+            ctx,
+            &pvs,
+            approval::Reach::AlsoAnnotated,
+            &mut events,
+            &mut errors,
+        )?;
         events[before..].iter().for_each(|e| progress.event(e));
         if events.len() > before {
             counted_from = pass;
