@@ -259,6 +259,40 @@ impl Objects {
 
 /// Optimistic concurrency: an update carrying a resourceVersion other than
 /// the current one was made from an outdated read.
+/// A write of an object's status subresource: the object must exist and,
+/// when versions are kept, be the version read; its version then moves.
+struct StatusUpdate<'a> {
+    kind: &'static str,
+    versions: bool,
+    incoming: &'a ObjectMeta,
+}
+
+impl StatusUpdate<'_> {
+    /// Finds the object in `map`, checks its version (`meta` gives its
+    /// metadata), lets `set` write the status and moves the version.
+    fn apply<T>(
+        &self,
+        map: &mut BTreeMap<(String, String), T>,
+        version: &mut u64,
+        meta: fn(&mut T) -> &mut ObjectMeta,
+        set: impl FnOnce(&mut T),
+    ) -> StoreResult<()> {
+        let k = key(self.incoming);
+        let current = map.get_mut(&k).ok_or_else(|| StoreError::NotFound {
+            kind: self.kind,
+            namespace: k.0.clone(),
+            name: k.1.clone(),
+        })?;
+        check_version(self.versions, self.kind, meta(current), self.incoming)?;
+        set(current);
+        if self.versions {
+            *version += 1;
+            meta(current).resource_version = version.to_string();
+        }
+        Ok(())
+    }
+}
+
 fn check_version(
     on: bool,
     kind: &str,
@@ -470,27 +504,17 @@ impl ObjectStore for MemoryObjects {
     fn update_package_variant_status(&self, pv: &PackageVariant) -> StoreResult<()> {
         let mut guard = self.lock();
         let objects = &mut *guard;
-        let k = key(&pv.metadata);
-        let current = objects
-            .pvs
-            .get_mut(&k)
-            .ok_or_else(|| StoreError::NotFound {
-                kind: "PackageVariant",
-                namespace: k.0.clone(),
-                name: k.1.clone(),
-            })?;
-        check_version(
-            self.versions,
-            "PackageVariant",
-            &current.metadata,
-            &pv.metadata,
-        )?;
-        current.status = pv.status.clone();
-        if self.versions {
-            objects.version += 1;
-            current.metadata.resource_version = objects.version.to_string();
-        }
-        Ok(())
+        let status = StatusUpdate {
+            kind: "PackageVariant",
+            versions: self.versions,
+            incoming: &pv.metadata,
+        };
+        status.apply(
+            &mut objects.pvs,
+            &mut objects.version,
+            |pv| &mut pv.metadata,
+            |current| current.status = pv.status.clone(),
+        )
     }
 
     fn delete_package_variant(&self, namespace: &str, name: &str) -> StoreResult<()> {
@@ -534,27 +558,17 @@ impl ObjectStore for MemoryObjects {
     fn update_package_variant_set_status(&self, pvs: &PackageVariantSet) -> StoreResult<()> {
         let mut guard = self.lock();
         let objects = &mut *guard;
-        let k = key(&pvs.metadata);
-        let current = objects
-            .sets
-            .get_mut(&k)
-            .ok_or_else(|| StoreError::NotFound {
-                kind: "PackageVariantSet",
-                namespace: k.0.clone(),
-                name: k.1.clone(),
-            })?;
-        check_version(
-            self.versions,
-            "PackageVariantSet",
-            &current.metadata,
-            &pvs.metadata,
-        )?;
-        current.status = pvs.status.clone();
-        if self.versions {
-            objects.version += 1;
-            current.metadata.resource_version = objects.version.to_string();
-        }
-        Ok(())
+        let status = StatusUpdate {
+            kind: "PackageVariantSet",
+            versions: self.versions,
+            incoming: &pvs.metadata,
+        };
+        status.apply(
+            &mut objects.sets,
+            &mut objects.version,
+            |set| &mut set.metadata,
+            |current| current.status = pvs.status.clone(),
+        )
     }
 
     fn list_repositories(&self, namespace: &str) -> StoreResult<Vec<Repository>> {
