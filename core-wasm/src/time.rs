@@ -17,6 +17,28 @@ const NANOS_PER_SEC: i64 = 1_000_000_000;
 /// Seconds from 0001-01-01T00:00:00Z (Go's zero time) to the Unix epoch.
 const ZERO_UNIX_SECS: i64 = -62_135_596_800;
 
+/// Go's `quote` in package time, as its errors quote: `"` around the
+/// text, `"` and `\` escaped, control and non-ASCII bytes as `\xNN`.
+pub fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        if (c as u32) < 0x20 || !c.is_ascii() {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("\\x{b:02x}"));
+            }
+        } else {
+            if c == '"' || c == '\\' {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// An error reading a time or a duration.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TimeError {
@@ -25,13 +47,13 @@ pub enum TimeError {
     #[error("parsing time {0:?} as RFC 3339: invalid format")]
     InvalidTime(String),
     /// Not a Go duration (`[-+]?([0-9]*(\.[0-9]*)?[a-z]+)+`, or `0`).
-    #[error("time: invalid duration {0:?}")]
+    #[error("time: invalid duration {}", quote(.0))]
     InvalidDuration(String),
     /// A duration part without a unit (`10`).
-    #[error("time: missing unit in duration {0:?}")]
+    #[error("time: missing unit in duration {}", quote(.0))]
     MissingUnit(String),
     /// A unit other than ns, us, µs, ms, s, m, h.
-    #[error("time: unknown unit {unit:?} in duration {duration:?}")]
+    #[error("time: unknown unit {} in duration {}", quote(unit), quote(duration))]
     UnknownUnit {
         /// The unit.
         unit: String,
@@ -525,7 +547,7 @@ pub fn days_in_month(year: i64, month: i64) -> i64 {
 /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
 /// algorithm); linear in `day`, so day overflow carries into the next
 /// months.
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+pub fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     let y = if month <= 2 { year - 1 } else { year };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
@@ -536,7 +558,7 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 }
 
 /// The date of a day count since 1970-01-01.
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
+pub fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;

@@ -21,199 +21,20 @@ pub const RFC3339: &str = "2006-01-02T15:04:05Z07:00";
 /// The layout of Go's `Time.String`.
 const STRING_LAYOUT: &str = "2006-01-02 15:04:05.999999999 -0700 MST";
 
-/// Go's `quote` in package time: `"` around the text, `"` and `\`
-/// escaped, control and non-ASCII bytes as `\xNN`.
-pub fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        if (c as u32) < 0x20 || !c.is_ascii() {
-            let mut buf = [0u8; 4];
-            for b in c.encode_utf8(&mut buf).bytes() {
-                out.push_str(&format!("\\x{b:02x}"));
-            }
-        } else {
-            if c == '"' || c == '\\' {
-                out.push('\\');
-            }
-            out.push(c);
-        }
-    }
-    out.push('"');
-    out
-}
+pub use pv_core::time::quote;
 
 // ------------------------------------------------------------ durations --
 
-fn invalid_duration(orig: &str) -> String {
-    format!("time: invalid duration {}", quote(orig))
-}
-
-/// Go's `time.ParseDuration`: `[-+]?([0-9]*(\.[0-9]*)?[a-z]+)+`.
-pub fn parse_duration(orig: &str) -> Result<i64, String> {
-    const LIMIT: u64 = 1 << 63;
-    let mut s = orig;
-    let mut neg = false;
-    if let Some(c) = s.chars().next() {
-        if c == '-' || c == '+' {
-            neg = c == '-';
-            s = &s[1..];
-        }
-    }
-    if s == "0" {
-        return Ok(0);
-    }
-    if s.is_empty() {
-        return Err(invalid_duration(orig));
-    }
-    let mut total: u64 = 0;
-    while !s.is_empty() {
-        let b = s.as_bytes();
-        if !(b[0] == b'.' || b[0].is_ascii_digit()) {
-            return Err(invalid_duration(orig));
-        }
-        // The integer part.
-        let digits = b.iter().take_while(|c| c.is_ascii_digit()).count();
-        let mut v: u64 = 0;
-        for &c in &b[..digits] {
-            if v > LIMIT / 10 {
-                return Err(invalid_duration(orig));
-            }
-            v = v * 10 + u64::from(c - b'0');
-            if v > LIMIT {
-                return Err(invalid_duration(orig));
-            }
-        }
-        let pre = digits > 0;
-        s = &s[digits..];
-        // The fraction.
-        let (mut f, mut scale, mut post) = (0u64, 1f64, false);
-        if let Some(rest) = s.strip_prefix('.') {
-            let b = rest.as_bytes();
-            let n = b.iter().take_while(|c| c.is_ascii_digit()).count();
-            let mut overflow = false;
-            for &c in &b[..n] {
-                if overflow {
-                    continue;
-                }
-                if f > (LIMIT - 1) / 10 {
-                    overflow = true;
-                    continue;
-                }
-                let y = f * 10 + u64::from(c - b'0');
-                if y > LIMIT {
-                    overflow = true;
-                    continue;
-                }
-                f = y;
-                scale *= 10.0;
-            }
-            post = n > 0;
-            s = &rest[n..];
-        }
-        if !pre && !post {
-            return Err(invalid_duration(orig));
-        }
-        // The unit.
-        let end = s
-            .char_indices()
-            .find(|(_, c)| *c == '.' || c.is_ascii_digit())
-            .map_or(s.len(), |(i, _)| i);
-        if end == 0 {
-            return Err(format!("time: missing unit in duration {}", quote(orig)));
-        }
-        let (u, rest) = s.split_at(end);
-        s = rest;
-        let unit: u64 = match u {
-            "ns" => 1,
-            "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
-            "ms" => 1_000_000,
-            "s" => 1_000_000_000,
-            "m" => 60_000_000_000,
-            "h" => 3_600_000_000_000,
-            _ => {
-                return Err(format!(
-                    "time: unknown unit {} in duration {}",
-                    quote(u),
-                    quote(orig)
-                ))
-            }
-        };
-        if v > LIMIT / unit {
-            return Err(invalid_duration(orig));
-        }
-        v *= unit;
-        if f > 0 {
-            v += (f as f64 * (unit as f64 / scale)) as u64;
-            if v > LIMIT {
-                return Err(invalid_duration(orig));
-            }
-        }
-        total += v;
-        if total > LIMIT {
-            return Err(invalid_duration(orig));
-        }
-    }
-    if neg {
-        return Ok((total as i64).wrapping_neg());
-    }
-    if total > LIMIT - 1 {
-        return Err(invalid_duration(orig));
-    }
-    Ok(total as i64)
-}
-
-/// The fraction of `v` at `prec` digits, trailing zeros and a bare point
-/// left out (Go's `fmtFrac`); returns the text and `v` without it.
-fn frac(v: u64, prec: u32) -> (String, u64) {
-    let mut digits = Vec::new();
-    let mut print = false;
-    let mut v = v;
-    for _ in 0..prec {
-        let d = v % 10;
-        print = print || d != 0;
-        if print {
-            digits.push(b'0' + d as u8);
-        }
-        v /= 10;
-    }
-    if print {
-        digits.push(b'.');
-    }
-    digits.reverse();
-    (String::from_utf8(digits).unwrap_or_default(), v)
+/// Go's `time.ParseDuration`, in nanoseconds.
+pub fn parse_duration(text: &str) -> Result<i64, String> {
+    pv_core::time::Duration::parse(text)
+        .map(pv_core::time::Duration::as_nanos)
+        .map_err(|e| e.to_string())
 }
 
 /// Go's `Duration.String`: `72h3m0.5s`, `1.5ms`, `0s`.
 pub fn duration_string(d: i64) -> String {
-    let neg = d < 0;
-    let u = d.unsigned_abs();
-    let mut out = if u < SECOND as u64 {
-        let (prec, unit) = match u {
-            0 => return "0s".to_string(),
-            u if u < 1_000 => (0, "ns"),
-            u if u < 1_000_000 => (3, "\u{b5}s"),
-            _ => (6, "ms"),
-        };
-        let (f, whole) = frac(u, prec);
-        format!("{whole}{f}{unit}")
-    } else {
-        let (f, mut whole) = frac(u, 9);
-        let mut text = format!("{}{f}s", whole % 60);
-        whole /= 60;
-        if whole > 0 {
-            text = format!("{}m{text}", whole % 60);
-            whole /= 60;
-            if whole > 0 {
-                text = format!("{whole}h{text}");
-            }
-        }
-        text
-    };
-    if neg {
-        out.insert(0, '-');
-    }
-    out
+    pv_core::time::Duration::from_nanos(d).to_string()
 }
 
 // ------------------------------------------------------------ locations --
@@ -294,42 +115,14 @@ impl std::fmt::Display for Location {
 
 // ---------------------------------------------------------------- times --
 
-/// Days from 1970-01-01 to the civil date (proleptic Gregorian).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// The civil date of a day counted from 1970-01-01.
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
-}
+use pv_core::time::{civil_from_days, days_from_civil};
 
 fn is_leap(year: i64) -> bool {
     year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
 }
 
 fn days_in(month: i64, year: i64) -> i64 {
-    match month {
-        2 if is_leap(year) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
+    pv_core::time::days_in_month(year, month)
 }
 
 const LONG_MONTHS: [&str; 12] = [
@@ -487,8 +280,8 @@ impl GoTime {
         let (year, month, day) = civil_from_days(days);
         Civil {
             year,
-            month,
-            day,
+            month: month as u32,
+            day: day as u32,
             hour: secs / 3600,
             minute: secs / 60 % 60,
             second: secs % 60,
