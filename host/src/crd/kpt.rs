@@ -51,23 +51,8 @@ pub struct ResultItem {
     pub tags: BTreeMap<String, String>,
 }
 
-/// An object reference.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ResourceRef {
-    /// API version.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub api_version: String,
-    /// Kind.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub kind: String,
-    /// Name.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub name: String,
-    /// Namespace.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub namespace: String,
-}
+/// An object reference: the API's, every field `omitempty`.
+pub use pv_core::api::resource_list::ResourceRef;
 
 /// A field reference.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
