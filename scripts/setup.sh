@@ -44,8 +44,8 @@ if $containers && ! command -v podman >/dev/null; then
         apt-get update -qq >/dev/null
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc busybox-static >/dev/null
     else
-        echo "setup: podman is missing: install Debian's podman, runc and busybox-static" >&2
-        exit 1
+        # Optional: the real container test skips without them.
+        echo "setup: podman is missing (the real container test will skip): install Debian's podman, runc and busybox-static to run it" >&2
     fi
 fi
 
